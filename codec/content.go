@@ -1,0 +1,178 @@
+package codec
+
+import "github.com/cockroachdb/errors"
+
+// Block type names the engine reads (SPEC §2.6). Any other block type is
+// opaque and passed through to requests unchanged.
+const (
+	BlockText       = "text"
+	BlockReasoning  = "reasoning"
+	BlockToolCall   = "tool-call"
+	BlockToolResult = "tool-result"
+)
+
+// Content is a content-block array (SPEC §2.6).
+type Content struct {
+	Blocks []Block
+}
+
+// Block is one content block: the fields the engine reads for the known
+// block types, and the stored block itself.
+type Block struct {
+	Type string
+	// Text is the text of a text or reasoning block.
+	Text string
+	// ID, Name and Arguments are set for tool-call blocks.
+	ID, Name, Arguments string
+	// ToolCallID, Inner and IsError are set for tool-result blocks.
+	ToolCallID string
+	Inner      Content
+	IsError    bool
+	// Raw is the block's stored form (msgpack), aliasing the event.
+	Raw []byte
+}
+
+// AppendJSON appends the array's JSON text. The blocks were checked when
+// they were decoded, so this cannot fail.
+func (c Content) AppendJSON(dst []byte) []byte {
+	dst = append(dst, '[')
+	dst = c.AppendElements(dst)
+	return append(dst, ']')
+}
+
+// AppendElements appends the JSON of the blocks separated by commas,
+// without the brackets (for splicing content into a wrapped message).
+func (c Content) AppendElements(dst []byte) []byte {
+	for i, b := range c.Blocks {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = b.AppendJSON(dst)
+	}
+	return dst
+}
+
+// AppendJSON appends the block's JSON text.
+func (b Block) AppendJSON(dst []byte) []byte {
+	out, _, err := ToJSON(dst, b.Raw)
+	if err != nil {
+		return dst
+	}
+	return out
+}
+
+func decodeContent(f fieldReader, key string) (Content, error) {
+	var c Content
+	err := f.array(key, func(int) error {
+		b, err := decodeBlock(f, key)
+		c.Blocks = append(c.Blocks, b)
+		return err
+	})
+	return c, err
+}
+
+// Block fields, as bits of blockKeys.
+const (
+	bkText = 1 << iota
+	bkID
+	bkName
+	bkArguments
+	bkToolCallID
+	bkContent
+	bkIsError
+)
+
+// blockKeys records which block fields were present (seen) and which had
+// the kind the known block types need (typed). An opaque block may use the
+// same names with other kinds, so kinds are checked only once the type is
+// known, in check.
+type blockKeys struct{ seen, typed uint8 }
+
+func decodeBlock(f fieldReader, key string) (Block, error) {
+	var b Block
+	var bk blockKeys
+	start := f.r.off
+	err := f.object(key+"[]", func(k []byte) error {
+		var err error
+		switch string(k) {
+		case "type":
+			b.Type, err = f.str("block.type")
+		case "text":
+			b.Text, err = bk.str(f, bkText)
+		case "id":
+			b.ID, err = bk.str(f, bkID)
+		case "name":
+			b.Name, err = bk.str(f, bkName)
+		case "arguments":
+			b.Arguments, err = bk.str(f, bkArguments)
+		case "toolCallId":
+			b.ToolCallID, err = bk.str(f, bkToolCallID)
+		case "content":
+			bk.seen |= bkContent
+			if c := f.r.peek(); c&0xf0 == 0x90 || c == mpArray16 || c == mpArray32 {
+				bk.typed |= bkContent
+				b.Inner, err = decodeContent(f, "block.content")
+			} else {
+				err = f.skip()
+			}
+		case "isError":
+			bk.seen |= bkIsError
+			if c := f.r.peek(); c == mpTrue || c == mpFalse {
+				bk.typed |= bkIsError
+				b.IsError = c == mpTrue
+			}
+			err = f.skip()
+		default:
+			err = f.skip()
+		}
+		return err
+	})
+	if err != nil {
+		return b, err
+	}
+	b.Raw = f.r.b[start:f.r.off]
+	return b, b.check(bk)
+}
+
+func (bk *blockKeys) str(f fieldReader, bit uint8) (string, error) {
+	bk.seen |= bit
+	t, err := f.r.Next()
+	if err != nil {
+		return "", corruptOrShort(err)
+	}
+	if t.Kind == KindString {
+		bk.typed |= bit
+		return string(t.Str), nil
+	}
+	return "", corruptOrShort(f.r.skipRest(t, maxStoredDepth))
+}
+
+// has reports whether every field in bits was present with the right kind.
+func (bk blockKeys) has(bits uint8) bool { return bk.typed&bits == bits }
+
+// check enforces the field types of the known block kinds.
+func (b *Block) check(bk blockKeys) error {
+	switch b.Type {
+	case "":
+		return invalidf("codec: content block without a type")
+	case BlockText, BlockReasoning:
+		if !bk.has(bkText) {
+			return invalidf("codec: %s block needs a string text", errors.Safe(b.Type))
+		}
+	case BlockToolCall:
+		if !bk.has(bkID | bkName | bkArguments) {
+			return invalidf("codec: tool-call block needs string id, name and arguments")
+		}
+	case BlockToolResult:
+		if !bk.has(bkToolCallID | bkContent) {
+			return invalidf("codec: tool-result block needs a string toolCallId and a content array")
+		}
+		if bk.seen&bkIsError != 0 && !bk.has(bkIsError) {
+			return invalidf("codec: tool-result block: isError must be a boolean")
+		}
+	default:
+		// Opaque: drop fields that were filled under other kinds' names.
+		*b = Block{Type: b.Type, Raw: b.Raw}
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+// Package codec is the event model of sessionlog: the interchange format
+// (DSH session JSONL, SPEC §2), its storage form, and typed views of the
+// fields the engine reads.
+//
+// # Values
+//
+// A JSON value is stored as its order-preserving msgpack image (SPEC §2.7):
+// objects become msgpack maps with the same keys in the same order, arrays
+// arrays, strings strings (WTF-8: a lone \udxxx escape is kept as that code
+// unit), true/false/null themselves, and numbers become an integer when
+// JSON.stringify prints them as one and the value fits an int64, else a
+// float64. Integers are written in their shortest msgpack form. FromJSON
+// writes this image from JSON text; ToJSON writes JSON text from it,
+// following ECMAScript JSON.stringify byte for byte (SPEC §2.2). Because
+// nothing is ever decoded into a Go map, import then export is
+// byte-identical for every canonical file, unknown keys and event types
+// included.
+//
+// # Records
+//
+// Every stored value (an event, a session header line) is framed as a
+// record. The layout is part of the on-disk format and frozen:
+//
+//	offset 0        1                      n+1                n+5
+//	       +--------+----------------------+------------------+
+//	       | ver=1  | payload: msgpack     | CRC32C (Castag-  |
+//	       | 1 byte | image of the value   | noli) of ver‖    |
+//	       |        | (n bytes)            | payload, BE u32  |
+//	       +--------+----------------------+------------------+
+//
+// The JSON key names are the permanent storage tags of events: an event
+// record's payload is a map with the keys type, seq, time, data and, on
+// surface types, surfaceOp and sourceEventSeqs, in the order they had.
+// DecodeRecord checks a record strictly (size cap, CRC, version, msgpack
+// kinds, UTF-8, duplicate keys, depth, no trailing bytes); every failure is
+// marked ErrCorrupt.
+//
+// # Views
+//
+// DecodeEvent decodes an Event: the envelope, the surface markers, and a
+// typed Data view per event type holding only what rebuild, the loop and
+// logtool read. Everything else stays in Event.Raw. Views alias the bytes
+// they were decoded from: copy a record out of a bbolt transaction first.
+//
+// # Caveats
+//
+// Scanner applies the crash-tail rule of SPEC §2.3 to whole files; a line
+// decoded on its own with ParseEvent knows nothing about its position.
+package codec

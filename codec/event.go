@@ -1,0 +1,253 @@
+package codec
+
+import (
+	"github.com/cockroachdb/errors"
+)
+
+// Event type names (SPEC §2.5). Part of the interchange and storage format.
+const (
+	TypeTurnStart        = "turn/start"
+	TypeTurnEnd          = "turn/end"
+	TypeStepStart        = "step/start"
+	TypeStepEnd          = "step/end"
+	TypeUserMessage      = "user/message"
+	TypePromptBlocked    = "prompt/blocked"
+	TypeContextMessage   = "context/message"
+	TypeSteeringMessage  = "steering/message"
+	TypeAssistantChunk   = "assistant/chunk"
+	TypeAssistantMessage = "assistant/message"
+	TypeToolCall         = "tool/call"
+	TypeToolResult       = "tool/result"
+	TypeRequestHeader    = "request/header"
+	TypeHeaderDelta      = "request/header-delta"
+	TypeRequestDigest    = "request/digest"
+	TypeCompactStart     = "compact/start"
+	TypeCompactSummary   = "compact/summary"
+	TypeCompactEnd       = "compact/end"
+)
+
+// IsSurfaceType reports whether events of type t carry surface markers and
+// take part in the surface (SPEC §3).
+func IsSurfaceType(t string) bool {
+	switch t {
+	case TypeUserMessage, TypeAssistantMessage, TypeToolResult, TypeContextMessage, TypeSteeringMessage:
+		return true
+	}
+	return false
+}
+
+// OpKind says how a surface event changes the surface.
+type OpKind uint8
+
+const (
+	// OpNone: the event carries no surfaceOp (non-surface types).
+	OpNone OpKind = iota
+	// OpAppend pushes the event's seq onto the surface.
+	OpAppend
+	// OpReplace replaces the surface nodes from Start to End (by position).
+	OpReplace
+)
+
+// SurfaceOp is an event's surfaceOp (SPEC §2.4, §3).
+type SurfaceOp struct {
+	Kind       OpKind
+	Start, End int64 // OpReplace only
+}
+
+// Event is one decoded event: its storage form and a typed view of the
+// fields the engine reads (SPEC §2.4–§2.6).
+//
+// INVARIANTS: Raw is the exact stored payload; every other field is a view
+// decoded from it, so re-encoding an Event means writing Raw.
+type Event struct {
+	// Raw is the order-preserving msgpack image of the whole event object.
+	// It aliases the buffer it was decoded from.
+	Raw  []byte
+	Type string
+	Seq  int64
+	// Time is informational; rebuild never reads it.
+	Time float64
+	Op   SurfaceOp
+	// Sources is sourceEventSeqs; HasSources tells absent from empty.
+	Sources    []int64
+	HasSources bool
+	// Data is the typed view of data: one of the *TurnStart … *CompactEnd
+	// types of this package, or *Opaque for a type the engine does not know.
+	Data Data
+}
+
+// AppendJSON appends the event's canonical JSON line (without newline).
+func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
+	out, n, err := ToJSON(dst, e.Raw)
+	if err == nil && n != len(e.Raw) {
+		err = corruptf("codec: %d trailing bytes after the event", errors.Safe(len(e.Raw)-n))
+	}
+	return out, err
+}
+
+// ParseEvent decodes one JSON event line (without its newline) strictly:
+// FromJSON, then DecodeEvent. The returned Event's Raw is newly allocated.
+func ParseEvent(line []byte, lim Limits) (Event, error) {
+	raw, err := FromJSON(nil, line, lim)
+	if err != nil {
+		return Event{}, err
+	}
+	return DecodeEvent(raw)
+}
+
+// DecodeEvent decodes the typed view of a stored event payload and checks
+// the envelope rules of SPEC §2.4 and the surface-marker rules of §3 that
+// need no other event: allowed keys, types, surfaceOp required exactly on
+// surface types, sourceEventSeqs only there, without duplicates, every
+// entry below seq, and non-empty except on assistant/message. Errors name
+// the seq when it is known and are marked ErrInvalid or ErrCorrupt.
+func DecodeEvent(raw []byte) (Event, error) {
+	e := Event{Raw: raw, Seq: -1}
+	err := e.decode()
+	if err != nil && e.Seq >= 0 {
+		err = errors.Wrapf(err, "seq %d", errors.Safe(e.Seq))
+	}
+	return e, err
+}
+
+func (e *Event) decode() error {
+	r := &Reader{b: e.Raw}
+	f := fieldReader{r: r}
+	var data, sources, op []byte
+	var have uint8
+	const (
+		haveType = 1 << iota
+		haveSeq
+		haveTime
+	)
+	err := f.object("event", func(k []byte) error {
+		var err error
+		switch string(k) {
+		case "type":
+			have |= haveType
+			e.Type, err = f.str("type")
+		case "seq":
+			have |= haveSeq
+			e.Seq, err = f.count("seq")
+		case "time":
+			have |= haveTime
+			e.Time, err = f.number("time")
+		case "data":
+			data, err = f.rawObject("data")
+		case "sourceEventSeqs":
+			sources, err = f.raw("sourceEventSeqs")
+		case "surfaceOp":
+			op, err = f.raw("surfaceOp")
+		default:
+			return invalidf("codec: envelope key not allowed")
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if r.Len() != 0 {
+		return corruptf("codec: %d trailing bytes after the event", errors.Safe(r.Len()))
+	}
+	switch {
+	case have&haveType == 0:
+		return invalidf("codec: event has no type")
+	case have&haveSeq == 0:
+		return invalidf("codec: event has no seq")
+	case have&haveTime == 0:
+		return invalidf("codec: event has no time")
+	case data == nil:
+		return invalidf("codec: event has no data")
+	}
+	if err := e.decodeMarkers(op, sources); err != nil {
+		return err
+	}
+	e.Data, err = decodeData(e.Type, data)
+	return err
+}
+
+func (e *Event) decodeMarkers(op, sources []byte) error {
+	surface := IsSurfaceType(e.Type)
+	if !surface {
+		if op != nil || sources != nil {
+			return invalidf("codec: surface marker on non-surface type %s", errors.Safe(e.Type))
+		}
+		return nil
+	}
+	if op == nil {
+		return invalidf("codec: surface type %s without surfaceOp", errors.Safe(e.Type))
+	}
+	var err error
+	if e.Op, err = decodeSurfaceOp(op); err != nil {
+		return err
+	}
+	if sources == nil {
+		return nil
+	}
+	e.HasSources = true
+	f := fieldReader{r: &Reader{b: sources}}
+	seen := make(map[int64]struct{})
+	err = f.array("sourceEventSeqs", func(int) error {
+		s, err := f.count("sourceEventSeqs[]")
+		if err != nil {
+			return err
+		}
+		if s >= e.Seq {
+			return invalidf("codec: sourceEventSeqs entry %d is not below seq", errors.Safe(s))
+		}
+		if _, dup := seen[s]; dup {
+			return invalidf("codec: sourceEventSeqs repeats %d", errors.Safe(s))
+		}
+		seen[s] = struct{}{}
+		e.Sources = append(e.Sources, s)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(e.Sources) == 0 && e.Type != TypeAssistantMessage {
+		return invalidf("codec: empty sourceEventSeqs on %s", errors.Safe(e.Type))
+	}
+	return nil
+}
+
+func decodeSurfaceOp(op []byte) (SurfaceOp, error) {
+	r := &Reader{b: op}
+	f := fieldReader{r: r}
+	if op[0] != mpNil && (op[0]&0xe0 == 0xa0 || op[0] == mpStr8 || op[0] == mpStr16 || op[0] == mpStr32) {
+		s, err := f.str("surfaceOp")
+		if err != nil {
+			return SurfaceOp{}, err
+		}
+		if s != "append" {
+			return SurfaceOp{}, invalidf("codec: surfaceOp string must be \"append\"")
+		}
+		return SurfaceOp{Kind: OpAppend}, nil
+	}
+	so := SurfaceOp{Kind: OpReplace}
+	var have uint8
+	err := f.object("surfaceOp", func(k []byte) error {
+		var err error
+		switch string(k) {
+		case "op":
+			have |= 1
+			var s string
+			if s, err = f.str("surfaceOp.op"); err == nil && s != "replace" {
+				err = invalidf("codec: surfaceOp.op must be \"replace\"")
+			}
+		case "start":
+			have |= 2
+			so.Start, err = f.count("surfaceOp.start")
+		case "end":
+			have |= 4
+			so.End, err = f.count("surfaceOp.end")
+		default:
+			err = invalidf("codec: surfaceOp key not allowed")
+		}
+		return err
+	})
+	if err == nil && have != 7 {
+		err = invalidf("codec: surfaceOp replace needs op, start and end")
+	}
+	return so, err
+}

@@ -1,0 +1,448 @@
+package codec
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/errors"
+)
+
+// ErrSyntax marks text that is not JSON: a grammar error, invalid UTF-8, or
+// a raw control character in a string. The importer reclassifies it as
+// corruption or as a torn tail by its position (SPEC §2.3).
+var ErrSyntax = errors.New("codec: malformed JSON")
+
+// Limits bounds what the JSON decoder accepts (SPEC §2.2). The zero value
+// means the defaults.
+type Limits struct {
+	// MaxDepth is the deepest nesting of arrays and objects; 0 means 512.
+	MaxDepth int
+	// MaxLine is the longest line in bytes, newline excluded; 0 means 64 MiB.
+	MaxLine int
+}
+
+const (
+	defaultMaxDepth = 512
+	defaultMaxLine  = 64 << 20
+)
+
+func (l Limits) depth() int {
+	if l.MaxDepth > 0 {
+		return l.MaxDepth
+	}
+	return defaultMaxDepth
+}
+
+func (l Limits) line() int {
+	if l.MaxLine > 0 {
+		return l.MaxLine
+	}
+	return defaultMaxLine
+}
+
+// FromJSON converts one JSON text into its storage form: the
+// order-preserving msgpack image of the value (SPEC §2.7), appended to dst.
+// It is strict: one value, optional surrounding whitespace, no duplicate
+// keys, valid UTF-8, nesting and size within lim. A \udxxx escape that is
+// not half of a pair is kept as that code unit (WTF-8), never replaced.
+// Errors carry the byte offset and are marked ErrSyntax or ErrInvalid.
+func FromJSON(dst, text []byte, lim Limits) ([]byte, error) {
+	if len(text) > lim.line() {
+		return dst, invalidf("codec: JSON text of %d bytes exceeds the %d byte limit",
+			errors.Safe(len(text)), errors.Safe(lim.line()))
+	}
+	p := parser{in: text, maxDepth: lim.depth()}
+	if err := p.top(); err != nil {
+		return dst, err
+	}
+	// Second pass: the counts of every container are known; emit.
+	p.pos, p.emit, p.out = 0, true, dst
+	if err := p.top(); err != nil {
+		return dst, err
+	}
+	return p.out, nil
+}
+
+// parser runs twice over the same text: the first pass checks the grammar
+// and records each container's element count in pre-order, the second
+// writes msgpack (whose headers need those counts) and checks keys.
+type parser struct {
+	in       []byte
+	pos      int
+	depth    int
+	maxDepth int
+	emit     bool
+	counts   []int
+	next     int // index into counts during the emit pass
+	out      []byte
+	scratch  []byte
+}
+
+func (p *parser) syntaxf(format string, args ...interface{}) error {
+	err := errors.NewWithDepthf(1, format, args...)
+	return errors.Mark(errors.Wrapf(err, "codec: byte %d", errors.Safe(p.pos)), ErrSyntax)
+}
+
+func (p *parser) top() error {
+	p.skipSpace()
+	if err := p.value(); err != nil {
+		return err
+	}
+	p.skipSpace()
+	if p.pos != len(p.in) {
+		return p.syntaxf("unexpected text after the JSON value")
+	}
+	return nil
+}
+
+func (p *parser) skipSpace() {
+	for p.pos < len(p.in) {
+		switch p.in[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (p *parser) value() error {
+	if p.pos >= len(p.in) {
+		return p.syntaxf("unexpected end of JSON")
+	}
+	switch c := p.in[p.pos]; {
+	case c == '{':
+		return p.container('}', true)
+	case c == '[':
+		return p.container(']', false)
+	case c == '"':
+		return p.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	case c == 't':
+		return p.literal("true", func() { p.out = AppendBool(p.out, true) })
+	case c == 'f':
+		return p.literal("false", func() { p.out = AppendBool(p.out, false) })
+	case c == 'n':
+		return p.literal("null", func() { p.out = AppendNil(p.out) })
+	default:
+		return p.syntaxf("unexpected character %q", errors.Safe(rune(c)))
+	}
+}
+
+func (p *parser) literal(word string, emit func()) error {
+	if len(p.in)-p.pos < len(word) || string(p.in[p.pos:p.pos+len(word)]) != word {
+		return p.syntaxf("invalid literal")
+	}
+	p.pos += len(word)
+	if p.emit {
+		emit()
+	}
+	return nil
+}
+
+// container parses an object (obj) or an array.
+func (p *parser) container(closer byte, obj bool) error {
+	p.depth++
+	if p.depth > p.maxDepth {
+		return errors.Mark(errors.Newf("codec: byte %d: nesting deeper than %d",
+			errors.Safe(p.pos), errors.Safe(p.maxDepth)), ErrInvalid)
+	}
+	p.pos++
+	slot := len(p.counts)
+	if p.emit {
+		n := p.counts[p.next]
+		p.next++
+		if obj {
+			p.out = AppendMapHeader(p.out, n)
+		} else {
+			p.out = AppendArrayHeader(p.out, n)
+		}
+	} else {
+		p.counts = append(p.counts, 0)
+	}
+	var keys keySet
+	n := 0
+	p.skipSpace()
+	if p.pos < len(p.in) && p.in[p.pos] == closer {
+		p.pos++
+		p.depth--
+		return nil
+	}
+	for {
+		p.skipSpace()
+		if obj {
+			if err := p.key(&keys); err != nil {
+				return err
+			}
+		}
+		if err := p.value(); err != nil {
+			return err
+		}
+		n++
+		p.skipSpace()
+		if p.pos >= len(p.in) {
+			return p.syntaxf("unexpected end of JSON")
+		}
+		c := p.in[p.pos]
+		p.pos++
+		if c == closer {
+			break
+		}
+		if c != ',' {
+			return p.syntaxf("expected ',' or %q", errors.Safe(rune(closer)))
+		}
+	}
+	if !p.emit {
+		p.counts[slot] = n
+	}
+	p.depth--
+	return nil
+}
+
+func (p *parser) key(keys *keySet) error {
+	if p.pos >= len(p.in) || p.in[p.pos] != '"' {
+		return p.syntaxf("expected an object key")
+	}
+	start := len(p.out)
+	keyPos := p.pos
+	if err := p.str(); err != nil {
+		return err
+	}
+	if p.emit && !keys.add(p.out, start, len(p.out)) {
+		return errors.Mark(errors.Newf("codec: byte %d: duplicate object key",
+			errors.Safe(keyPos)), ErrInvalid)
+	}
+	p.skipSpace()
+	if p.pos >= len(p.in) || p.in[p.pos] != ':' {
+		return p.syntaxf("expected ':'")
+	}
+	p.pos++
+	p.skipSpace()
+	return nil
+}
+
+// keySet remembers the keys of one object as ranges of the output.
+type keySet struct {
+	spans [][2]int
+	big   map[string]struct{}
+}
+
+func (k *keySet) add(out []byte, start, end int) bool {
+	key := out[start:end]
+	if k.big != nil {
+		if _, dup := k.big[string(key)]; dup {
+			return false
+		}
+		k.big[string(key)] = struct{}{}
+		return true
+	}
+	for _, s := range k.spans {
+		if string(out[s[0]:s[1]]) == string(key) {
+			return false
+		}
+	}
+	k.spans = append(k.spans, [2]int{start, end})
+	if len(k.spans) > 16 {
+		k.big = make(map[string]struct{}, 2*len(k.spans))
+		for _, s := range k.spans {
+			k.big[string(out[s[0]:s[1]])] = struct{}{}
+		}
+	}
+	return true
+}
+
+// str parses a string; in the emit pass it appends it as a msgpack string.
+func (p *parser) str() error {
+	p.pos++ // opening quote
+	start := p.pos
+	// Fast path: no escapes, ASCII or valid UTF-8.
+	for p.pos < len(p.in) {
+		c := p.in[p.pos]
+		switch {
+		case c == '"':
+			s := p.in[start:p.pos]
+			p.pos++
+			if p.emit {
+				p.out = append(AppendStringHeader(p.out, len(s)), s...)
+			}
+			return nil
+		case c == '\\':
+			return p.escapedStr(start)
+		case c < 0x20:
+			return p.syntaxf("control character in string")
+		case c < utf8.RuneSelf:
+			p.pos++
+		default:
+			r, size := utf8.DecodeRune(p.in[p.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return p.syntaxf("invalid UTF-8")
+			}
+			p.pos += size
+		}
+	}
+	return p.syntaxf("unterminated string")
+}
+
+func (p *parser) escapedStr(start int) error {
+	buf := append(p.scratch[:0], p.in[start:p.pos]...)
+	for p.pos < len(p.in) {
+		c := p.in[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			if p.emit {
+				p.out = append(AppendStringHeader(p.out, len(buf)), buf...)
+			}
+			p.scratch = buf
+			return nil
+		case c == '\\':
+			var err error
+			if buf, err = p.escape(buf); err != nil {
+				return err
+			}
+		case c < 0x20:
+			return p.syntaxf("control character in string")
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			p.pos++
+		default:
+			r, size := utf8.DecodeRune(p.in[p.pos:])
+			if r == utf8.RuneError && size == 1 {
+				return p.syntaxf("invalid UTF-8")
+			}
+			buf = append(buf, p.in[p.pos:p.pos+size]...)
+			p.pos += size
+		}
+	}
+	return p.syntaxf("unterminated string")
+}
+
+// escape decodes the escape at p.pos (a backslash) onto buf.
+func (p *parser) escape(buf []byte) ([]byte, error) {
+	if p.pos+1 >= len(p.in) {
+		return buf, p.syntaxf("unterminated escape")
+	}
+	c := p.in[p.pos+1]
+	p.pos += 2
+	switch c {
+	case '"', '\\', '/':
+		return append(buf, c), nil
+	case 'b':
+		return append(buf, '\b'), nil
+	case 'f':
+		return append(buf, '\f'), nil
+	case 'n':
+		return append(buf, '\n'), nil
+	case 'r':
+		return append(buf, '\r'), nil
+	case 't':
+		return append(buf, '\t'), nil
+	case 'u':
+	default:
+		return buf, p.syntaxf("invalid escape")
+	}
+	u, ok := p.hex4()
+	if !ok {
+		return buf, p.syntaxf("invalid \\u escape")
+	}
+	if u >= 0xd800 && u < 0xdc00 && p.pos+1 < len(p.in) && p.in[p.pos] == '\\' && p.in[p.pos+1] == 'u' {
+		save := p.pos
+		p.pos += 2
+		if lo, ok := p.hex4(); ok && lo >= 0xdc00 && lo < 0xe000 {
+			return utf8.AppendRune(buf, 0x10000+(u-0xd800)<<10+(lo-0xdc00)), nil
+		}
+		p.pos = save
+	}
+	return appendWTF8(buf, u), nil
+}
+
+func (p *parser) hex4() (rune, bool) {
+	if len(p.in)-p.pos < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range p.in[p.pos : p.pos+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	p.pos += 4
+	return r, true
+}
+
+// appendWTF8 appends r, which may be a lone surrogate, in the generalized
+// UTF-8 encoding (three bytes for U+D800–U+DFFF).
+func appendWTF8(buf []byte, r rune) []byte {
+	if r >= 0xd800 && r < 0xe000 {
+		return append(buf, 0xed, byte(0x80|(r>>6)&0x3f), byte(0x80|r&0x3f))
+	}
+	return utf8.AppendRune(buf, r)
+}
+
+// number parses a JSON number. Integers beyond ±2^53 round to the nearest
+// float64, as JSON.parse does (SPEC §2.2).
+func (p *parser) number() error {
+	start := p.pos
+	if p.in[p.pos] == '-' {
+		p.pos++
+	}
+	if p.pos >= len(p.in) {
+		return p.syntaxf("invalid number")
+	}
+	if p.in[p.pos] == '0' {
+		p.pos++
+	} else if !p.digits() {
+		return p.syntaxf("invalid number")
+	}
+	integer := true
+	if p.pos < len(p.in) && p.in[p.pos] == '.' {
+		p.pos++
+		integer = false
+		if !p.digits() {
+			return p.syntaxf("invalid number")
+		}
+	}
+	if p.pos < len(p.in) && (p.in[p.pos] == 'e' || p.in[p.pos] == 'E') {
+		p.pos++
+		integer = false
+		if p.pos < len(p.in) && (p.in[p.pos] == '+' || p.in[p.pos] == '-') {
+			p.pos++
+		}
+		if !p.digits() {
+			return p.syntaxf("invalid number")
+		}
+	}
+	if !p.emit {
+		return nil
+	}
+	text := p.in[start:p.pos]
+	if integer && len(text) <= 15 {
+		v, _ := strconv.ParseInt(string(text), 10, 64) // ≤15 digits: exact
+		p.out = AppendInt(p.out, v)
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(text), 64)
+	if err != nil || math.IsInf(f, 0) {
+		return errors.Mark(errors.Newf("codec: byte %d: number out of the float64 range",
+			errors.Safe(start)), ErrInvalid)
+	}
+	p.out = AppendNumber(p.out, f)
+	return nil
+}
+
+func (p *parser) digits() bool {
+	start := p.pos
+	for p.pos < len(p.in) && p.in[p.pos] >= '0' && p.in[p.pos] <= '9' {
+		p.pos++
+	}
+	return p.pos > start
+}

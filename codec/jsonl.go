@@ -1,0 +1,212 @@
+package codec
+
+import (
+	"bufio"
+	"io"
+
+	"github.com/cockroachdb/errors"
+)
+
+// Scanner reads a session file in the interchange format (SPEC §2): the
+// header line, then one event per line, applying the crash-tail rule of
+// §2.3 in a single pass with memory bounded by the longest line.
+//
+// A damaged line is held back while the rest of the file is read: if a
+// later line is a turn/end, the damage was at or before the last turn/end
+// and Next returns an ErrCorrupt error naming the line; otherwise the
+// damaged line and everything after it are the torn tail, Next returns
+// io.EOF, and Torn describes what was dropped.
+type Scanner struct {
+	br   *bufio.Reader
+	lim  Limits
+	line int
+	next int64
+	buf  []byte
+	torn Torn
+	err  error // sticky
+}
+
+// Torn describes the torn tail a Scanner dropped.
+type Torn struct {
+	// FirstLine is the 1-based line where the torn tail starts; 0 when
+	// nothing was dropped.
+	FirstLine int
+	// Lines counts dropped lines, an unterminated last line included.
+	Lines int
+	// Bytes counts dropped bytes.
+	Bytes int64
+	// Cause is why the first dropped line was not taken.
+	Cause error
+}
+
+// NewScanner returns a Scanner reading r.
+func NewScanner(r io.Reader, lim Limits) *Scanner {
+	return &Scanner{br: bufio.NewReaderSize(r, 64<<10), lim: lim}
+}
+
+// Line is the 1-based number of the last line read.
+func (s *Scanner) Line() int { return s.line }
+
+// Torn reports the dropped tail; valid once Next has returned io.EOF.
+func (s *Scanner) Torn() Torn { return s.torn }
+
+// readLine returns the next complete line without its newline. A last
+// line without a newline is reported as incomplete (ok false, err nil) and
+// counted as torn. A line longer than the limit is skipped to its newline
+// and reported with tooLong.
+func (s *Scanner) readLine() (line []byte, n int64, tooLong bool, err error) {
+	s.buf = s.buf[:0]
+	for {
+		chunk, rerr := s.br.ReadSlice('\n')
+		n += int64(len(chunk))
+		if !tooLong {
+			if len(s.buf)+len(chunk) > s.lim.line()+1 {
+				tooLong = true
+				s.buf = s.buf[:0]
+			} else {
+				s.buf = append(s.buf, chunk...)
+			}
+		}
+		switch {
+		case rerr == nil:
+			s.line++
+			return s.buf[:len(s.buf)-min(1, len(s.buf))], n, tooLong, nil
+		case errors.Is(rerr, bufio.ErrBufferFull):
+			continue
+		case rerr == io.EOF:
+			if n > 0 {
+				s.torn.Lines++
+				s.torn.Bytes += n
+				if s.torn.FirstLine == 0 {
+					s.torn.FirstLine = s.line + 1
+					s.torn.Cause = errors.New("codec: last line has no newline")
+				}
+			}
+			return nil, 0, false, io.EOF
+		default:
+			return nil, 0, false, errors.Wrap(rerr, "codec: read")
+		}
+	}
+}
+
+// Header reads and decodes line 1. A file with no complete first line, or
+// a header that breaks §2.1, is an error naming line 1.
+func (s *Scanner) Header() (SessionHeader, error) {
+	line, _, tooLong, err := s.readLine()
+	switch {
+	case err == io.EOF:
+		return SessionHeader{}, invalidf("codec: line 1: no session header line")
+	case err != nil:
+		return SessionHeader{}, err
+	case tooLong:
+		return SessionHeader{}, invalidf("codec: line 1: longer than %d bytes", errors.Safe(s.lim.line()))
+	}
+	raw, err := FromJSON(nil, line, s.lim)
+	if err != nil {
+		return SessionHeader{}, errors.Wrapf(markSyntax(err), "codec: line 1")
+	}
+	h, err := DecodeSessionHeader(raw)
+	return h, errors.Wrapf(err, "codec: line 1")
+}
+
+// markSyntax marks a syntax error as corruption (it is damage, not a
+// broken rule); other errors keep their class.
+func markSyntax(err error) error {
+	if errors.Is(err, ErrSyntax) {
+		return errors.Mark(err, ErrCorrupt)
+	}
+	return err
+}
+
+// Next returns the next event, io.EOF at the end of the kept events, or an
+// error naming the line (and seq when known). Errors are sticky.
+func (s *Scanner) Next() (Event, error) {
+	if s.err != nil {
+		return Event{}, s.err
+	}
+	ev, err := s.next1()
+	if err != nil {
+		s.err = err
+	}
+	return ev, err
+}
+
+func (s *Scanner) next1() (Event, error) {
+	line, n, tooLong, err := s.readLine()
+	if err != nil {
+		return Event{}, err
+	}
+	lineNo := s.line
+	if tooLong {
+		return Event{}, invalidf("codec: line %d: longer than %d bytes", errors.Safe(lineNo), errors.Safe(s.lim.line()))
+	}
+	raw, err := FromJSON(nil, line, s.lim)
+	if errors.Is(err, ErrSyntax) {
+		return Event{}, s.damaged(lineNo, n, err)
+	}
+	if err != nil {
+		return Event{}, errors.Wrapf(err, "codec: line %d", errors.Safe(lineNo))
+	}
+	ev, err := DecodeEvent(raw)
+	if err != nil {
+		return Event{}, errors.Wrapf(err, "codec: line %d", errors.Safe(lineNo))
+	}
+	if ev.Seq != s.next {
+		cause := corruptf("codec: seq %d where %d was expected", errors.Safe(ev.Seq), errors.Safe(s.next))
+		if ev.Type == TypeTurnEnd {
+			return Event{}, errors.Wrapf(cause, "codec: line %d", errors.Safe(lineNo))
+		}
+		return Event{}, s.damaged(lineNo, n, cause)
+	}
+	s.next++
+	return ev, nil
+}
+
+// damaged handles a damaged line: it reads on, and the damage is
+// corruption if a later complete line is a turn/end, else a torn tail.
+func (s *Scanner) damaged(lineNo int, n int64, cause error) error {
+	s.torn = Torn{FirstLine: lineNo, Lines: 1, Bytes: n, Cause: cause}
+	for {
+		line, n, tooLong, err := s.readLine()
+		if err == io.EOF {
+			return io.EOF
+		}
+		if err != nil {
+			return err
+		}
+		s.torn.Lines++
+		s.torn.Bytes += n
+		if !tooLong && isTurnEnd(line, s.lim) {
+			return errors.Mark(errors.Wrapf(cause, "codec: line %d (before the turn/end on line %d)",
+				errors.Safe(lineNo), errors.Safe(s.line)), ErrCorrupt)
+		}
+	}
+}
+
+// isTurnEnd reports whether line parses as JSON and is an object whose
+// type is "turn/end".
+func isTurnEnd(line []byte, lim Limits) bool {
+	raw, err := FromJSON(nil, line, lim)
+	if err != nil {
+		return false
+	}
+	r := Reader{b: raw}
+	t, err := r.Next()
+	if err != nil || t.Kind != KindObject {
+		return false
+	}
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return false
+		}
+		if string(k.Str) == "type" {
+			v, err := r.Next()
+			return err == nil && v.Kind == KindString && string(v.Str) == TypeTurnEnd
+		}
+		if r.Skip(maxStoredDepth) != nil {
+			return false
+		}
+	}
+	return false
+}

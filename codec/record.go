@@ -1,0 +1,130 @@
+package codec
+
+import (
+	"encoding/binary"
+	"hash/crc32"
+
+	"github.com/cockroachdb/errors"
+)
+
+// RecordVersion is the format-version byte of every record this code
+// writes. Part of the on-disk format: frozen. A record with a higher
+// version is refused as unsupported, never misread.
+const RecordVersion byte = 1
+
+// MaxRecord bounds a record's size when decoding (format byte, payload and
+// CRC). It is above the JSON line limit so that every importable line fits.
+const MaxRecord = 128 << 20
+
+// recordOverhead is the version byte plus the CRC32C trailer.
+const recordOverhead = 1 + 4
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// EncodeRecord frames payload for storage:
+//
+//	+---------+---------------------+------------------------------+
+//	| version | payload (msgpack)   | CRC32C(version‖payload), BE  |
+//	| 1 byte  | n bytes             | 4 bytes                      |
+//	+---------+---------------------+------------------------------+
+func EncodeRecord(dst, payload []byte) []byte {
+	start := len(dst)
+	dst = append(dst, RecordVersion)
+	dst = append(dst, payload...)
+	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
+}
+
+// DecodeRecord checks a record's frame and returns its payload, which
+// aliases rec. It checks the size cap, the version byte, the CRC, and that
+// the payload is exactly one well-formed stored value (ValidateValue).
+// Every failure is marked ErrCorrupt (or ErrUnsupported for a newer version).
+func DecodeRecord(rec []byte) ([]byte, error) {
+	if len(rec) > MaxRecord {
+		return nil, corruptf("codec: record of %d bytes exceeds the %d byte cap",
+			errors.Safe(len(rec)), errors.Safe(MaxRecord))
+	}
+	if len(rec) < recordOverhead+1 {
+		return nil, corruptf("codec: record of %d bytes is too short", errors.Safe(len(rec)))
+	}
+	body, sum := rec[:len(rec)-4], binary.BigEndian.Uint32(rec[len(rec)-4:])
+	if got := crc32.Checksum(body, castagnoli); got != sum {
+		return nil, corruptf("codec: record crc mismatch: stored %08x computed %08x",
+			errors.Safe(sum), errors.Safe(got))
+	}
+	if v := rec[0]; v != RecordVersion {
+		if v > RecordVersion {
+			return nil, unsupportedf("codec: record format version %d is newer than %d",
+				errors.Safe(v), errors.Safe(RecordVersion))
+		}
+		return nil, corruptf("codec: record format version %d is unknown", errors.Safe(v))
+	}
+	payload := body[1:]
+	if err := ValidateValue(payload); err != nil {
+		return nil, err
+	}
+	return payload, nil
+}
+
+// ValidateValue checks that mp is exactly one stored value: msgpack of the
+// kinds FromJSON writes (nil, bool, int, float64, str, array, map), string
+// map keys, no duplicate keys, WTF-8 strings, finite floats, bounded depth,
+// no trailing bytes. Failures are marked ErrCorrupt.
+func ValidateValue(mp []byte) error {
+	r := Reader{b: mp}
+	if err := r.validate(maxStoredDepth); err != nil {
+		return errors.Mark(errors.Wrapf(err, "codec: payload byte %d", errors.Safe(r.off)), ErrCorrupt)
+	}
+	if r.Len() != 0 {
+		return corruptf("codec: %d trailing bytes after the payload", errors.Safe(r.Len()))
+	}
+	return nil
+}
+
+func (r *Reader) validate(depth int) error {
+	t, err := r.Next()
+	if err != nil {
+		return err
+	}
+	switch t.Kind {
+	case KindString:
+		if !validWTF8(t.Str) {
+			return errors.New("codec: string is not UTF-8")
+		}
+		return nil
+	case KindArray, KindObject:
+	default:
+		return nil
+	}
+	if depth <= 0 {
+		return errors.New("codec: nesting too deep")
+	}
+	if t.Kind == KindArray {
+		for i := 0; i < t.N; i++ {
+			if err := r.validate(depth - 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var keys keySet
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return err
+		}
+		if k.Kind != KindString {
+			return errors.Newf("codec: object key is a %s", errors.Safe(k.Kind.String()))
+		}
+		if !validWTF8(k.Str) {
+			return errors.New("codec: key is not UTF-8")
+		}
+		// Compare keys by their string bytes, independent of header width.
+		if !keys.add(r.b, r.off-len(k.Str), r.off) {
+			return errors.New("codec: duplicate object key")
+		}
+		if err := r.validate(depth - 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}

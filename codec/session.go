@@ -1,0 +1,122 @@
+package codec
+
+import "github.com/cockroachdb/errors"
+
+// SessionHeader is the view of a session file's first line (SPEC §2.1).
+//
+// INVARIANTS: Raw is the exact stored payload; the other fields are views.
+type SessionHeader struct {
+	// Raw is the order-preserving msgpack image of the header line.
+	Raw       []byte
+	ID        string
+	CreatedAt float64
+	Cwd       string
+	// ParentSession and SeedLength record fork lineage (SPEC §8.5);
+	// ParentSession is "" and SeedLength 0 for a session that is no fork.
+	ParentSession string
+	SeedLength    int64
+}
+
+// ParseSessionHeader decodes a header line (without its newline).
+func ParseSessionHeader(line []byte, lim Limits) (SessionHeader, error) {
+	raw, err := FromJSON(nil, line, lim)
+	if err != nil {
+		return SessionHeader{}, err
+	}
+	return DecodeSessionHeader(raw)
+}
+
+// DecodeSessionHeader decodes and checks a stored header line: type
+// "session", version 0 (ErrUnsupported otherwise, or when missing), a
+// string id, a numeric createdAt; unknown keys are kept in Raw.
+func DecodeSessionHeader(raw []byte) (SessionHeader, error) {
+	h := SessionHeader{Raw: raw}
+	r := &Reader{b: raw}
+	f := fieldReader{r: r}
+	var seen keys
+	var typ string
+	var version float64
+	err := f.object("session header", func(k []byte) error {
+		var err error
+		switch string(k) {
+		case "type":
+			seen |= 1
+			typ, err = f.str("type")
+		case "version":
+			seen |= 2
+			version, err = f.number("version")
+		case "id":
+			seen |= 4
+			h.ID, err = f.str("id")
+		case "createdAt":
+			seen |= 8
+			h.CreatedAt, err = f.number("createdAt")
+		case "cwd":
+			h.Cwd, err = f.str("cwd")
+		case "parentSession":
+			h.ParentSession, err = f.str("parentSession")
+		case "seedLength":
+			h.SeedLength, err = f.count("seedLength")
+		default:
+			err = f.skip()
+		}
+		return err
+	})
+	if err != nil {
+		return h, errors.Wrap(err, "codec: session header")
+	}
+	if r.Len() != 0 {
+		return h, corruptf("codec: %d trailing bytes after the session header", errors.Safe(r.Len()))
+	}
+	switch {
+	case seen&1 == 0 || typ != "session":
+		return h, invalidf("codec: session header: type must be \"session\"")
+	case seen&2 == 0:
+		return h, unsupportedf("codec: session header has no version (want 0)")
+	case version != 0:
+		return h, unsupportedf("codec: session header version %v is not supported (want 0)", errors.Safe(version))
+	case seen&4 == 0:
+		return h, invalidf("codec: session header has no id")
+	case h.ID == "":
+		return h, invalidf("codec: session header has an empty id")
+	case seen&8 == 0:
+		return h, invalidf("codec: session header has no createdAt")
+	}
+	return h, nil
+}
+
+// NewSessionHeader builds the header line of a session the engine creates,
+// keys in DSH's order: type, version, id, createdAt, cwd?, parentSession?,
+// seedLength? (cwd and parentSession omitted when "", seedLength when
+// parentSession is "").
+func NewSessionHeader(id string, createdAt float64, cwd, parent string, seedLength int64) SessionHeader {
+	n := 4
+	if cwd != "" {
+		n++
+	}
+	if parent != "" {
+		n += 2
+	}
+	b := AppendMapHeader(nil, n)
+	b = AppendString(AppendString(b, "type"), "session")
+	b = AppendInt(AppendString(b, "version"), 0)
+	b = AppendString(AppendString(b, "id"), id)
+	b = AppendNumber(AppendString(b, "createdAt"), createdAt)
+	if cwd != "" {
+		b = AppendString(AppendString(b, "cwd"), cwd)
+	}
+	if parent != "" {
+		b = AppendString(AppendString(b, "parentSession"), parent)
+		b = AppendInt(AppendString(b, "seedLength"), seedLength)
+	}
+	return SessionHeader{Raw: b, ID: id, CreatedAt: createdAt, Cwd: cwd, ParentSession: parent, SeedLength: seedLength}
+}
+
+// AppendJSON appends the header's canonical JSON line (without newline).
+func (h *SessionHeader) AppendJSON(dst []byte) ([]byte, error) {
+	out, n, err := ToJSON(dst, h.Raw)
+	if err == nil && n != len(h.Raw) {
+		err = corruptf("codec: trailing bytes after the session header")
+	}
+	return out, err
+}
