@@ -1,0 +1,96 @@
+package eventlog
+
+import (
+	"context"
+	"time"
+
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+// Store is what every log backend provides: the bbolt Log here, a
+// distributed one later. Package eventlogtest holds the conformance suite
+// that every implementation must pass.
+type Store interface {
+	// Create stores a new, empty session with its header line. An id that
+	// exists already is ErrConflict.
+	Create(ctx context.Context, h codec.SessionHeader) error
+	// Append stores events atomically (all or none) at the end of the
+	// session. events[0].Seq must equal the session's next seq (else
+	// ErrConflict) and the seqs must be contiguous (else ErrInvalid). Every
+	// event is validated first; a refused append changes nothing.
+	Append(ctx context.Context, session string, events []codec.Event) error
+	// Head returns the session's head record; ErrNotFound if there is none.
+	Head(ctx context.Context, session string) (Head, error)
+	// Sessions returns the heads of all published sessions, ordered by id.
+	Sessions(ctx context.Context) ([]Head, error)
+	// Scan returns an iterator over the session's events from seq on, in
+	// seq order, holding a bounded number of events in memory.
+	Scan(ctx context.Context, session string, from int64) (Iterator, error)
+	// Fork creates child (whose ParentSession and SeedLength must name
+	// source and at+1) holding source's events 0..at verbatim. at must be
+	// the seq of a turn/end (SPEC §8.5).
+	Fork(ctx context.Context, source string, at int64, child codec.SessionHeader) error
+	// Import stores a whole session from src atomically (SPEC §8.2): staged
+	// in several transactions, published by the final head write. It
+	// returns the number of events stored. An existing id is ErrConflict.
+	Import(ctx context.Context, h codec.SessionHeader, src Source) (int64, error)
+}
+
+// Source yields events in order, then io.EOF. *codec.Scanner is one.
+type Source interface {
+	Next() (codec.Event, error)
+}
+
+// Iterator yields a session's events in seq order, then io.EOF. Errors
+// name the session and seq. Close releases it and may be called twice.
+type Iterator interface {
+	Next() (codec.Event, error)
+	Close() error
+}
+
+// Head is a session's head record: what the store knows about a session
+// without reading its events.
+type Head struct {
+	Header codec.SessionHeader
+	// Next is the seq the next appended event must have (= event count).
+	Next int64
+	// Turns counts turn/start events.
+	Turns int64
+	// LastTime is the time of the last event (createdAt when empty).
+	LastTime float64
+	// Chain is the running chain hash of SPEC §8.2 over the header record
+	// and every event payload.
+	Chain [32]byte
+	// StoredBytes is the sum of the stored record sizes of the events.
+	StoredBytes int64
+}
+
+// Validator checks the events of one session before they are stored and
+// folds them into its state. Validate is called once per event, in seq
+// order, starting from seq 0 (on a cache miss the store replays the
+// session's stored events through a fresh Validator first).
+type Validator interface {
+	Validate(ev *codec.Event) error
+}
+
+// Options configures Open. The zero value (or nil) means the defaults.
+type Options struct {
+	// LockTimeout bounds the wait for a store held by another process;
+	// then Open fails with ErrLocked. 0 means 1 s.
+	LockTimeout time.Duration
+	// ReadOnly opens the store for reading; a missing file is ErrNotFound
+	// and nothing is created.
+	ReadOnly bool
+	// NoSync skips fsync on commit. For tests and benchmarks only: a crash
+	// may lose acknowledged appends.
+	NoSync bool
+	// NewValidator returns the validation state for a session. nil means
+	// the rules of package rebuild (surface, header fold) on top of the
+	// envelope checks that codec.DecodeEvent always applies.
+	NewValidator func(h codec.SessionHeader) Validator
+	// ValidatorCache bounds how many sessions' validation states are kept
+	// in memory (LRU); 0 means 256.
+	ValidatorCache int
+	// ImportBatch is the number of events per import transaction; 0 means 4096.
+	ImportBatch int
+}
