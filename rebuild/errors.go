@@ -1,0 +1,16 @@
+package rebuild
+
+import (
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+// ErrInvalid marks a log that breaks a rule of SPEC §3–§5: a replace whose
+// range is not on the surface or whose sources are incomplete, a delta
+// before any snapshot, an event out of seq order. It is codec.ErrInvalid,
+// so errors.Is works with either name.
+var ErrInvalid = codec.ErrInvalid
+
+func invalidf(format string, args ...interface{}) error {
+	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
+}

@@ -1,0 +1,150 @@
+package rebuild
+
+import (
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/header"
+)
+
+// node is one surface node: the seq of a model-visible event and, when the
+// fold derives history, the JSON of its projected message (nil when the
+// event projects to nothing, or when messages are not derived).
+type node struct {
+	seq int64
+	msg []byte
+}
+
+// Fold is the incremental fold of one session's events that every rule of
+// SPEC §3 and §5 is checked by: the surface and the header in force. The
+// store's append validation, the incremental Builder and the from-scratch
+// reference all fold through it, so a log the store accepts is a log that
+// rebuilds.
+//
+// INVARIANTS: a failed Add leaves the Fold as it was. Surface slices are
+// never written in place once built: a replace makes a new backing array,
+// so a slice saved earlier keeps seeing the surface as it was.
+type Fold struct {
+	next    int64
+	surface []node
+	header  header.Fold
+	derive  bool
+	// headerSeq is the seq of the last header event folded (-1: none).
+	headerSeq int64
+	// gen counts surface rewrites (replaces).
+	gen int
+	// snapshots counts request/header events; reason is the latest one's.
+	snapshots int
+	reason    string
+}
+
+// NewFold returns an empty fold. With derive set, surface nodes carry the
+// JSON of their derived message (SPEC §4).
+func NewFold(derive bool) *Fold {
+	return &Fold{derive: derive, headerSeq: -1}
+}
+
+// Next is the seq the next event must have.
+func (f *Fold) Next() int64 { return f.next }
+
+// Header returns the header in force (SPEC §5.5) and whether there is one.
+func (f *Fold) Header() (header.Snapshot, bool) { return f.header.Current() }
+
+// Surface returns the seqs on the surface, in surface order.
+func (f *Fold) Surface() []int64 {
+	out := make([]int64, len(f.surface))
+	for i, n := range f.surface {
+		out[i] = n.seq
+	}
+	return out
+}
+
+// Validate checks ev and folds it; it is Add under the name the store's
+// Validator interface uses.
+func (f *Fold) Validate(ev *codec.Event) error { return f.Add(ev) }
+
+// Add checks ev against every rule that needs the log so far and folds it.
+// Errors are marked ErrInvalid and name the seq.
+func (f *Fold) Add(ev *codec.Event) error {
+	if ev.Seq != f.next {
+		return invalidf("rebuild: seq %d where %d was expected", errors.Safe(ev.Seq), errors.Safe(f.next))
+	}
+	var err error
+	switch {
+	case ev.Op.Kind != codec.OpNone:
+		err = f.addSurface(ev)
+	case ev.Type == codec.TypeRequestHeader || ev.Type == codec.TypeHeaderDelta:
+		err = f.header.Add(ev)
+		if err == nil {
+			f.headerSeq = ev.Seq
+			if rh, ok := ev.Data.(*codec.RequestHeader); ok {
+				f.snapshots++
+				f.reason = rh.Reason
+			}
+		}
+	}
+	if err != nil {
+		return errors.Wrapf(err, "rebuild: seq %d", errors.Safe(ev.Seq))
+	}
+	f.next++
+	return nil
+}
+
+func (f *Fold) addSurface(ev *codec.Event) error {
+	n := node{seq: ev.Seq}
+	if f.derive {
+		n.msg = Project(ev)
+	}
+	if ev.Op.Kind == codec.OpAppend {
+		f.surface = append(f.surface, n)
+		return nil
+	}
+	ps, pe, err := f.replaceRange(ev)
+	if err != nil {
+		return err
+	}
+	s := make([]node, 0, len(f.surface)-(pe-ps))
+	s = append(s, f.surface[:ps]...)
+	s = append(s, n)
+	s = append(s, f.surface[pe+1:]...)
+	f.surface = s
+	f.gen++
+	return nil
+}
+
+// replaceRange checks a replace (SPEC §3) and returns the positions it
+// replaces: start and end on the surface, in order, every replaced seq
+// cited in sourceEventSeqs.
+func (f *Fold) replaceRange(ev *codec.Event) (ps, pe int, err error) {
+	ps, pe = -1, -1
+	for i, n := range f.surface {
+		if n.seq == ev.Op.Start {
+			ps = i
+		}
+		if n.seq == ev.Op.End {
+			pe = i
+		}
+	}
+	switch {
+	case ps < 0:
+		return 0, 0, invalidf("rebuild: replace start %d is not on the surface", errors.Safe(ev.Op.Start))
+	case pe < 0:
+		return 0, 0, invalidf("rebuild: replace end %d is not on the surface", errors.Safe(ev.Op.End))
+	case ps > pe:
+		return 0, 0, invalidf("rebuild: replace start %d comes after end %d on the surface",
+			errors.Safe(ev.Op.Start), errors.Safe(ev.Op.End))
+	}
+	cited := make(map[int64]struct{}, len(ev.Sources))
+	for _, s := range ev.Sources {
+		cited[s] = struct{}{}
+	}
+	for _, n := range f.surface[ps : pe+1] {
+		if _, ok := cited[n.seq]; !ok {
+			return 0, 0, invalidf("rebuild: replaced seq %d is not in sourceEventSeqs", errors.Safe(n.seq))
+		}
+	}
+	return ps, pe, nil
+}
+
+// Validator is the store's validation state for one session: the Fold,
+// without derived messages.
+func Validator(codec.SessionHeader) *Fold { return NewFold(false) }

@@ -1,0 +1,86 @@
+package rebuild
+
+import (
+	"crypto/sha256"
+
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/header"
+)
+
+// A request's canonical JSON (SPEC §6.1) is written in three parts:
+//
+//	head:     {"provider":P,"model":M,"messages":[PREFIX…
+//	history:  ,MSG,MSG…   (the derived history, comma-joined)
+//	tail:     ],"system":S,"tools":[…],"temperature":T,"maxTokens":N,"stop":[…],"sessionId":ID}
+//
+// The head depends only on the header's provider, model and prefix; the
+// tail on the rest of the header and the session id. While neither the
+// head nor the surface is rewritten, each step's request extends the
+// previous one's head and history, which is what makes the Builder linear.
+
+// appendHead appends the head of a request under h.
+func appendHead(dst []byte, h *header.Snapshot) []byte {
+	dst = append(dst, '{')
+	if h.Config.HasProvider {
+		dst = append(dst, `"provider":`...)
+		dst = codec.AppendJSONString(dst, []byte(h.Config.Provider))
+		dst = append(dst, ',')
+	}
+	dst = append(dst, `"model":`...)
+	dst = codec.AppendJSONString(dst, []byte(h.Config.Model))
+	dst = append(dst, `,"messages":[`...)
+	return h.AppendPrefixJSON(dst)
+}
+
+// appendTail appends the tail of a request under h for session id.
+func appendTail(dst []byte, h *header.Snapshot, id string) []byte {
+	dst = append(dst, ']')
+	if h.System != "" {
+		dst = append(dst, `,"system":`...)
+		dst = codec.AppendJSONString(dst, []byte(h.System))
+	}
+	if len(h.Tools) > 0 {
+		dst = append(dst, `,"tools":`...)
+		dst = h.AppendToolsJSON(dst)
+	}
+	c := &h.Config
+	if c.HasTemperature {
+		dst = append(dst, `,"temperature":`...)
+		dst = codec.AppendJSONNumber(dst, c.Temperature)
+	}
+	if c.HasMaxTokens {
+		dst = append(dst, `,"maxTokens":`...)
+		dst = codec.AppendJSONInt(dst, c.MaxTokens)
+	}
+	if c.HasStop {
+		dst = append(dst, `,"stop":[`...)
+		for i, s := range c.Stop {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = codec.AppendJSONString(dst, []byte(s))
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"sessionId":`...)
+	dst = codec.AppendJSONString(dst, []byte(id))
+	return append(dst, '}')
+}
+
+// AppendRequest appends the canonical JSON of the request made of header h,
+// the derived history msgs, and session id (SPEC §6.1).
+func AppendRequest(dst []byte, h *header.Snapshot, msgs [][]byte, id string) []byte {
+	dst = appendHead(dst, h)
+	first := len(h.Prefix) == 0
+	for _, m := range msgs {
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, m...)
+	}
+	return appendTail(dst, h, id)
+}
+
+// Digest is the request digest of SPEC §6.3: SHA-256 of the canonical JSON.
+func Digest(request []byte) [32]byte { return sha256.Sum256(request) }
