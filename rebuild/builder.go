@@ -68,11 +68,11 @@ type Builder struct {
 	emit func(Step) error
 
 	// The running hash over head ‖ history[:hashed].
-	h       hash.Hash
-	head    []byte // the head the running hash started with
-	hashed  int    // surface nodes hashed
-	anyMsg  bool   // whether a message was hashed after "["
-	gen     int    // the surface generation the running hash follows
+	h      hash.Hash
+	head   []byte // the head the running hash started with
+	hashed int    // surface nodes hashed
+	anyMsg bool   // whether a message was hashed after "["
+	gen    int    // the surface generation the running hash follows
 
 	pending   []*pending
 	misplaced []int64
