@@ -32,7 +32,7 @@ func (f *Fold) Add(ev *codec.Event) error {
 		}
 		s, err := Decode(rh.Header)
 		if err != nil {
-			return errors.Wrapf(err, "header: request/header at seq %d", errors.Safe(ev.Seq))
+			return errors.Wrapf(err, "request/header at seq %d", errors.Safe(ev.Seq))
 		}
 		f.cur, f.has = s, true
 	case codec.TypeHeaderDelta:
@@ -46,7 +46,7 @@ func (f *Fold) Add(ev *codec.Event) error {
 		}
 		d, err := DecodeDelta(hd.Raw)
 		if err != nil {
-			return errors.Wrapf(err, "header: request/header-delta at seq %d", errors.Safe(ev.Seq))
+			return errors.Wrapf(err, "request/header-delta at seq %d", errors.Safe(ev.Seq))
 		}
 		f.cur = Apply(f.cur, d)
 	}

@@ -156,7 +156,7 @@ func Decode(mp []byte) (Snapshot, error) {
 	var s Snapshot
 	var have seen
 	f := newFields(mp)
-	err := f.object("header", func(key string) error {
+	err := f.object("EpochHeader", func(key string) error {
 		var err error
 		switch key {
 		case "config":
