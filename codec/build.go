@@ -1,0 +1,104 @@
+package codec
+
+// Object builds the storage form of a JSON object whose keys are written
+// in the order they are added: how the engine writes the events it
+// creates, in the key orders of SPEC §2.5. The zero value is an empty
+// object.
+type Object struct {
+	n    int
+	body []byte
+}
+
+// Str adds a string member.
+func (o *Object) Str(key, v string) *Object {
+	o.key(key)
+	o.body = AppendString(o.body, v)
+	return o
+}
+
+// Int adds an integer member.
+func (o *Object) Int(key string, v int64) *Object {
+	o.key(key)
+	o.body = AppendInt(o.body, v)
+	return o
+}
+
+// Number adds a number member, stored as SPEC §2.7 says.
+func (o *Object) Number(key string, v float64) *Object {
+	o.key(key)
+	o.body = AppendNumber(o.body, v)
+	return o
+}
+
+// Bool adds a boolean member.
+func (o *Object) Bool(key string, v bool) *Object {
+	o.key(key)
+	o.body = AppendBool(o.body, v)
+	return o
+}
+
+// Value adds a member whose value is already in storage form (one whole
+// msgpack value, e.g. another Object's Bytes).
+func (o *Object) Value(key string, mp []byte) *Object {
+	o.key(key)
+	o.body = append(o.body, mp...)
+	return o
+}
+
+// Ints adds an array of integers.
+func (o *Object) Ints(key string, vs []int64) *Object {
+	o.key(key)
+	o.body = AppendArrayHeader(o.body, len(vs))
+	for _, v := range vs {
+		o.body = AppendInt(o.body, v)
+	}
+	return o
+}
+
+// Len is the number of members added.
+func (o *Object) Len() int { return o.n }
+
+func (o *Object) key(k string) {
+	o.n++
+	o.body = AppendString(o.body, k)
+}
+
+// Bytes returns the object's storage form.
+func (o *Object) Bytes() []byte {
+	out := AppendMapHeader(make([]byte, 0, len(o.body)+5), o.n)
+	return append(out, o.body...)
+}
+
+// Array builds the storage form of an array from values in storage form.
+func Array(values ...[]byte) []byte {
+	out := AppendArrayHeader(nil, len(values))
+	for _, v := range values {
+		out = append(out, v...)
+	}
+	return out
+}
+
+// NewEvent builds an event the engine writes: the envelope in SPEC §2.4's
+// order (type, seq, time, data, sourceEventSeqs?, surfaceOp?) around data,
+// a storage-form object. Surface types get op (OpAppend when op is the
+// zero value); sources are written when non-nil (an empty non-nil slice
+// writes []). The result is decoded with DecodeEvent, so it carries its
+// typed view and is checked like any imported event.
+func NewEvent(typ string, seq int64, time float64, data []byte, op SurfaceOp, sources []int64) (Event, error) {
+	var o Object
+	o.Str("type", typ).Int("seq", seq).Number("time", time).Value("data", data)
+	if IsSurfaceType(typ) {
+		if sources != nil {
+			o.Ints("sourceEventSeqs", sources)
+		}
+		switch op.Kind {
+		case OpReplace:
+			var r Object
+			r.Str("op", "replace").Int("start", op.Start).Int("end", op.End)
+			o.Value("surfaceOp", r.Bytes())
+		default:
+			o.Str("surfaceOp", "append")
+		}
+	}
+	return DecodeEvent(o.Bytes())
+}
