@@ -204,7 +204,7 @@ func (g gen) unused(ts, prev []genTool) (string, bool) {
 	return "", false
 }
 
-func mustDecode(t *testing.T, text string) Snapshot {
+func mustDecode(t testing.TB, text string) Snapshot {
 	t.Helper()
 	mp, err := codec.FromJSON(nil, []byte(text), codec.Limits{})
 	if err != nil {

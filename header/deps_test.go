@@ -1,0 +1,55 @@
+package header
+
+import (
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestDeps keeps the package's direct imports to the standard library,
+// codec and cockroachdb/errors: header is pure computation over stored
+// values (no I/O, no storage, no CLI), and every module dependency is an
+// embedding cost for the engine's users.
+func TestDeps(t *testing.T) {
+	allowed := map[string]string{
+		"github.com/cockroachdb/errors":          "error classes (SPEC §11)",
+		"github.com/sessionlog/sessionlog/codec": "the storage form",
+	}
+	banned := map[string]string{
+		"testing":          "test-only code in production",
+		"os":               "header does no I/O",
+		"io":               "header does no I/O",
+		"encoding/json":    "sorts map keys and escapes <>&; use codec",
+		"time":             "a fold must not read the clock",
+		"math/rand":        "a fold must be deterministic",
+		"math/rand/v2":     "a fold must be deterministic",
+		"go.etcd.io/bbolt": "header knows nothing of storage",
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if why, ok := banned[path]; ok {
+				t.Errorf("%s imports %s: %s", name, path, why)
+				continue
+			}
+			if _, ok := allowed[path]; !ok && strings.Contains(strings.SplitN(path, "/", 2)[0], ".") {
+				t.Errorf("%s imports %s, which is not an approved dependency", name, path)
+			}
+		}
+	}
+}
