@@ -1,0 +1,28 @@
+// Command logtool inspects and maintains a sessionlog store: a bbolt file
+// holding the append-only event logs of an agent host's sessions.
+//
+// Usage:
+//
+//	logtool [--db PATH] [--lock-timeout DURATION] COMMAND [ARGS]
+//
+// The store is --db, else $LOGTOOL_DB, else sessions.db in the current
+// directory. Commands:
+//
+//	import FILE…                 import DSH session files (JSONL; - is stdin)
+//	export SESSION [-o FILE]     write a session as canonical JSONL
+//	ls                           list the sessions
+//	show SESSION [filters]       print a session's events, one per line
+//	stat [SESSION]               counts, sizes, token usage, chain hash
+//	fork SESSION --at SEQ        fork a session after a turn/end
+//	demo                         import a built-in example session and show it
+//
+// stdout carries only the requested output. Diagnostics go to stderr, and
+// errors are printed as "logtool: <message>", followed by hints on lines of
+// their own. The exit code is 0 on success, 1 on a failure or refused
+// input, and 2 on a usage error. Commands that only read open the store
+// read-only and never create it; import, fork and demo create or change
+// it.
+//
+// The interchange format, the store and the exact output of each command
+// are specified in SPEC.md §2, §8 and §10.
+package main

@@ -1,0 +1,31 @@
+package main
+
+import "github.com/cockroachdb/errors"
+
+var (
+	// ErrUsage marks a command line that logtool cannot run: an unknown
+	// command or flag, a missing or surplus argument, a bad flag value.
+	// run exits with status 2 for it.
+	ErrUsage = errors.New("logtool: usage error")
+	// ErrNoStore marks a command that needs an existing store run against
+	// a path where there is none; readers never create one.
+	ErrNoStore = errors.New("logtool: no store")
+	// ErrTornTail marks an import file refused under --strict because it
+	// ends in a torn tail (SPEC §2.3).
+	ErrTornTail = errors.New("logtool: torn tail refused")
+)
+
+// usagef returns an error marked ErrUsage, created one frame up.
+func usagef(format string, args ...interface{}) error {
+	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrUsage)
+}
+
+// noStoref returns an error marked ErrNoStore, created one frame up.
+func noStoref(format string, args ...interface{}) error {
+	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrNoStore)
+}
+
+// tornTailf returns an error marked ErrTornTail, created one frame up.
+func tornTailf(format string, args ...interface{}) error {
+	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrTornTail)
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
+)
+
+// lsOptions are the flags of logtool ls.
+type lsOptions struct {
+	g *globalOptions
+}
+
+func newLsCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
+	opts := lsOptions{g: g}
+	return &cobra.Command{
+		Use:   "ls",
+		Short: "List the sessions in the store",
+		Long: `List the sessions in the store, ordered by id: one line per session with its
+id, number of events, number of turns, last activity (the time of its last
+event, RFC 3339 UTC) and parent session (- when it is no fork).`,
+		Args: maxArgs(0),
+		RunE: g.action(func(cmd *cobra.Command, args []string) error {
+			return runLs(cmd.Context(), opts, args, stdout, stderr)
+		}),
+	}
+}
+
+// runLs prints one line per session.
+func runLs(ctx context.Context, opts lsOptions, _ []string, stdout, _ io.Writer) (err error) {
+	st, err := opts.g.open(openRead)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, &err)
+	heads, err := st.Sessions(ctx)
+	if err != nil {
+		return errors.Wrap(err, "ls")
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tEVENTS\tTURNS\tLAST-ACTIVITY\tPARENT")
+	for _, h := range heads {
+		parent := h.Header.ParentSession
+		if parent == "" {
+			parent = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", h.Header.ID, h.Next, h.Turns, timestamp(h.LastTime), parent)
+	}
+	return errors.Wrap(tw.Flush(), "ls: write")
+}
+
+// timestamp formats epoch milliseconds as RFC 3339 in UTC, to the second;
+// a value no clock can have is printed as "-".
+func timestamp(ms float64) string {
+	const limit = 253402300799999 // 9999-12-31T23:59:59.999Z
+	if math.IsNaN(ms) || ms < 0 || ms > limit {
+		return "-"
+	}
+	return time.UnixMilli(int64(ms)).UTC().Format(time.RFC3339)
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes (SPEC §10).
+const (
+	exitOK      = 0 // the command did what was asked
+	exitFailure = 1 // a failure, a finding or refused input
+	exitUsage   = 2 // the command line could not be run
+)
+
+// defaultDB is the store used when neither --db nor $LOGTOOL_DB names one.
+const defaultDB = "sessions.db"
+
+// env is what commands take from their process besides arguments and
+// output streams. run uses the real process; tests pass their own so that
+// runs are hermetic and their output deterministic.
+type env struct {
+	stdin  io.Reader
+	getenv func(string) string
+	now    func() time.Time
+	// random supplies the bytes of new session ids.
+	random io.Reader
+}
+
+// processEnv is the env of the running process.
+func processEnv() env {
+	return env{stdin: os.Stdin, getenv: os.Getenv, now: time.Now, random: rand.Reader}
+}
+
+// globalOptions holds the flags every command takes and the env.
+type globalOptions struct {
+	env         env
+	db          string
+	lockTimeout time.Duration
+	// started is set once a command's own code runs; an error returned
+	// before that comes from parsing the command line.
+	started bool
+}
+
+// run executes the command line args and returns the exit code. Errors are
+// printed on stderr as "logtool: <message>" with hints on following lines.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runEnv(ctx, processEnv(), args, stdout, stderr)
+}
+
+// runEnv is run with an explicit env.
+func runEnv(ctx context.Context, e env, args []string, stdout, stderr io.Writer) int {
+	g := &globalOptions{env: e}
+	root := newRootCmd(g, stdout, stderr)
+	if args == nil {
+		args = []string{} // cobra reads os.Args when given nil
+	}
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	if !g.started && !errors.Is(err, ErrUsage) {
+		err = errors.Mark(err, ErrUsage)
+	}
+	if errors.Is(err, ErrUsage) {
+		path := root.CommandPath()
+		if cmd != nil {
+			path = cmd.CommandPath()
+		}
+		err = errors.WithHintf(err, "run '%s --help' for usage", path)
+	}
+	printError(stderr, err)
+	if errors.Is(err, ErrUsage) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// printError writes err as "logtool: <message>", then each of its hints
+// on a line of its own.
+func printError(w io.Writer, err error) {
+	msg := strings.TrimRight(err.Error(), " \n\t")
+	fmt.Fprintf(w, "logtool: %s\n", msg)
+	hints := errors.FlattenHints(err)
+	if hints == "" {
+		return
+	}
+	for _, h := range strings.Split(hints, "\n--\n") {
+		fmt.Fprintf(w, "hint: %s\n", h)
+	}
+}
+
+// newRootCmd builds the command tree. Output goes to stdout and stderr;
+// help is requested output and goes to stdout.
+func newRootCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
+	dbDefault := defaultDB
+	if v := g.env.getenv("LOGTOOL_DB"); v != "" {
+		dbDefault = v
+	}
+	root := &cobra.Command{
+		Use:   "logtool",
+		Short: "Inspect and maintain a sessionlog store",
+		Long: `logtool imports, exports and inspects the session logs in a sessionlog store
+(one bbolt file holding any number of sessions).
+
+The store is --db, else $LOGTOOL_DB, else sessions.db in the current directory.
+Commands that only read open it read-only and never create it.
+Exit codes: 0 ok, 1 failure or refused input, 2 usage.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: g.action(func(*cobra.Command, []string) error {
+			return usagef("no command given")
+		}),
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetIn(g.env.stdin)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return errors.Mark(err, ErrUsage)
+	})
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.db, "db", dbDefault, "the store file `PATH` (default from $LOGTOOL_DB when set)")
+	pf.DurationVar(&g.lockTimeout, "lock-timeout", time.Second,
+		"how long to wait for a store held by another process (0: do not wait)")
+
+	root.AddCommand(
+		newImportCmd(g, stdout, stderr),
+		newExportCmd(g, stdout, stderr),
+		newLsCmd(g, stdout, stderr),
+		newShowCmd(g, stdout, stderr),
+		newStatCmd(g, stdout, stderr),
+		newForkCmd(g, stdout, stderr),
+		newDemoCmd(g, stdout, stderr),
+	)
+	return root
+}
+
+// action wraps a command's code so that runEnv can tell its errors from
+// those cobra returns while parsing the command line.
+func (g *globalOptions) action(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		g.started = true
+		if g.lockTimeout < 0 {
+			return usagef("--lock-timeout must not be negative")
+		}
+		if g.db == "" {
+			return usagef("--db must name a file")
+		}
+		return fn(cmd, args)
+	}
+}
+
+// exactArgs accepts exactly the named positional arguments.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		switch {
+		case len(args) < len(names):
+			return usagef("%s: missing %s", errors.Safe(cmd.Name()), errors.Safe(strings.Join(names[len(args):], " ")))
+		case len(args) > len(names):
+			return usagef("%s: unexpected argument %q", errors.Safe(cmd.Name()), errors.Safe(args[len(names)]))
+		}
+		return nil
+	}
+}
+
+// maxArgs accepts up to n positional arguments.
+func maxArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) > n {
+			return usagef("%s: unexpected argument %q", errors.Safe(cmd.Name()), errors.Safe(args[n]))
+		}
+		return nil
+	}
+}
+
+// minArgs needs at least one positional argument, described by what.
+func minArgs(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usagef("%s: missing %s", errors.Safe(cmd.Name()), errors.Safe(what))
+		}
+		return nil
+	}
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/spf13/cobra"
+)
+
+// statOptions are the flags of logtool stat.
+type statOptions struct {
+	g *globalOptions
+}
+
+func newStatCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
+	opts := statOptions{g: g}
+	return &cobra.Command{
+		Use:   "stat [SESSION]",
+		Short: "Print counts, sizes, token usage and the chain hash",
+		Long: `For one session: its events counted by type, the bytes its event records take
+in the store against the bytes of their exported JSON lines, the token usage
+summed over its assistant messages, and its chain hash (SPEC §8.2), which can
+be written down elsewhere and compared later.
+
+Without SESSION: totals for the whole store (sessions, events, turns, bytes of
+event records, file size).`,
+		Args: maxArgs(1),
+		RunE: g.action(func(cmd *cobra.Command, args []string) error {
+			return runStat(cmd.Context(), opts, args, stdout, stderr)
+		}),
+	}
+}
+
+// runStat prints the statistics of session args[0], or of the store.
+func runStat(ctx context.Context, opts statOptions, args []string, stdout, _ io.Writer) (err error) {
+	st, err := opts.g.open(openRead)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, &err)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	if len(args) == 0 {
+		err = statStore(ctx, st, opts.g.db, tw)
+	} else {
+		err = statSession(ctx, st, opts.g.db, args[0], tw)
+	}
+	if err != nil {
+		return err
+	}
+	return errors.Wrap(tw.Flush(), "stat: write")
+}
+
+// statStore writes the store-wide totals.
+func statStore(ctx context.Context, st store, db string, w io.Writer) error {
+	heads, err := st.Sessions(ctx)
+	if err != nil {
+		return errors.Wrap(err, "stat")
+	}
+	var events, turns, stored, forks int64
+	for _, h := range heads {
+		events += h.Next
+		turns += h.Turns
+		stored += h.StoredBytes
+		if h.Header.ParentSession != "" {
+			forks++
+		}
+	}
+	fi, err := os.Stat(db)
+	if err != nil {
+		return errors.Wrap(err, "stat")
+	}
+	fmt.Fprintf(w, "store\t%s\n", db)
+	fmt.Fprintf(w, "file size\t%d\n", fi.Size())
+	fmt.Fprintf(w, "sessions\t%d\n", len(heads))
+	fmt.Fprintf(w, "forks\t%d\n", forks)
+	fmt.Fprintf(w, "events\t%d\n", events)
+	fmt.Fprintf(w, "turns\t%d\n", turns)
+	fmt.Fprintf(w, "bytes stored\t%d\n", stored)
+	return nil
+}
+
+// statSession writes the statistics of session id.
+func statSession(ctx context.Context, st store, db, id string, w io.Writer) error {
+	head, err := sessionHead(ctx, st, db, id)
+	if err != nil {
+		return err
+	}
+	counts := map[string]int64{}
+	var events, exported int64
+	var u usage
+	var line []byte
+	err = scanRange(ctx, st, id, 0, head.Next-1, func(ev *codec.Event) error {
+		events++
+		counts[ev.Type]++
+		var err error
+		line, err = ev.AppendJSON(line[:0])
+		if err != nil {
+			return errors.Wrapf(err, "stat %s: seq %d", errors.Safe(id), errors.Safe(ev.Seq))
+		}
+		exported += int64(len(line)) + 1
+		return u.add(ev)
+	})
+	if err != nil {
+		return err
+	}
+	if events != head.Next {
+		return errors.Newf("stat %s: the head counts %d events, the scan found %d",
+			errors.Safe(id), errors.Safe(head.Next), errors.Safe(events))
+	}
+	writeSessionStat(w, head, counts, events, exported, u)
+	return nil
+}
+
+// writeSessionStat formats the statistics of one session.
+func writeSessionStat(w io.Writer, head eventlog.Head, counts map[string]int64, events, exported int64, u usage) {
+	h := head.Header
+	fmt.Fprintf(w, "session\t%s\n", h.ID)
+	if h.ParentSession != "" {
+		fmt.Fprintf(w, "parent\t%s (first %d events inherited)\n", h.ParentSession, h.SeedLength)
+	}
+	fmt.Fprintf(w, "created\t%s\n", timestamp(h.CreatedAt))
+	fmt.Fprintf(w, "last activity\t%s\n", timestamp(head.LastTime))
+	fmt.Fprintf(w, "events\t%d\n", events)
+	fmt.Fprintf(w, "turns\t%d\n", head.Turns)
+	fmt.Fprintf(w, "bytes stored\t%d\n", head.StoredBytes)
+	fmt.Fprintf(w, "bytes exported\t%d\n", exported)
+	if exported > 0 {
+		fmt.Fprintf(w, "stored/exported\t%.1f%%\n", 100*float64(head.StoredBytes)/float64(exported))
+	}
+	fmt.Fprintf(w, "assistant messages with usage\t%d\n", u.Messages)
+	fmt.Fprintf(w, "tokens input\t%d\n", u.Input)
+	fmt.Fprintf(w, "tokens output\t%d\n", u.Output)
+	fmt.Fprintf(w, "tokens cache read\t%d\n", u.CacheRead)
+	fmt.Fprintf(w, "tokens cache write\t%d\n", u.CacheWrite)
+	fmt.Fprintf(w, "tokens reasoning\t%d\n", u.Reasoning)
+	fmt.Fprintf(w, "chain\t%s\n", hex.EncodeToString(head.Chain[:]))
+	types := make([]string, 0, len(counts))
+	for t := range counts {
+		types = append(types, t)
+	}
+	sort.Strings(types)
+	fmt.Fprintf(w, "\nTYPE\tEVENTS\n")
+	for _, t := range types {
+		fmt.Fprintf(w, "%s\t%d\n", t, counts[t])
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/rebuild"
+)
+
+// store is an open eventlog store.
+type store interface {
+	eventlog.Store
+	Close() error
+}
+
+// openMode says how a command opens the store.
+type openMode uint8
+
+const (
+	// openRead opens an existing store read-only; a missing one is
+	// ErrNoStore and nothing is created.
+	openRead openMode = iota
+	// openWrite opens an existing store for writing; a missing one is
+	// ErrNoStore.
+	openWrite
+	// openCreate opens the store for writing and creates it if missing.
+	openCreate
+)
+
+// open opens the store at --db.
+func (g *globalOptions) open(mode openMode) (store, error) {
+	path := g.db
+	if mode != openCreate {
+		fi, err := os.Stat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, noStore(path)
+		case err != nil:
+			return nil, errors.Wrapf(err, "store %s", errors.Safe(path))
+		case fi.IsDir():
+			return nil, errors.WithHint(
+				errors.Newf("store %s is a directory", errors.Safe(path)),
+				"--db names the store file itself")
+		}
+	}
+	wait := g.lockTimeout
+	if wait == 0 {
+		wait = time.Nanosecond // one attempt; eventlog reads 0 as its default
+	}
+	o := &eventlog.Options{ReadOnly: mode == openRead, LockTimeout: wait}
+	if mode != openRead {
+		// Writes are checked against every rule of the log (SPEC §8.2).
+		o.NewValidator = func(h codec.SessionHeader) eventlog.Validator { return rebuild.Validator(h) }
+	}
+	st, err := eventlog.Open(path, o)
+	switch {
+	case err == nil:
+		return st, nil
+	case mode != openCreate && errors.Is(err, eventlog.ErrNotFound):
+		return nil, errors.Mark(err, ErrNoStore)
+	case errors.Is(err, eventlog.ErrLocked):
+		return nil, errors.WithHintf(err, "--lock-timeout (now %s) sets how long to wait", errors.Safe(g.lockTimeout))
+	}
+	return nil, err // eventlog's errors name the path
+}
+
+// noStore is the error for a missing store at path.
+func noStore(path string) error {
+	return errors.WithHint(noStoref("no store at %s", errors.Safe(path)),
+		"import a session first ('logtool import FILE', 'logtool demo'), or name the store with --db PATH or $LOGTOOL_DB")
+}
+
+// closeStore closes st and joins a close failure to *errp.
+func closeStore(st store, errp *error) {
+	*errp = errors.CombineErrors(*errp, st.Close())
+}
+
+// sessionHead returns the head of session id, with a hint when there is
+// no such session.
+func sessionHead(ctx context.Context, st store, db, id string) (eventlog.Head, error) {
+	h, err := st.Head(ctx, id)
+	if errors.Is(err, eventlog.ErrNotFound) {
+		return h, errors.WithHint(
+			errors.Mark(errors.Newf("no session %s in %s", errors.Safe(id), errors.Safe(db)), eventlog.ErrNotFound),
+			"'logtool ls' lists the sessions in the store")
+	}
+	return h, errors.Wrapf(err, "session %s", errors.Safe(id))
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestNewUUID(t *testing.T) {
+	v4 := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	tests := []struct {
+		name   string
+		random []byte
+		want   string
+	}{
+		{"zeros", make([]byte, 16), "00000000-0000-4000-8000-000000000000"},
+		{"ones", bytes.Repeat([]byte{0xff}, 16), "ffffffff-ffff-4fff-bfff-ffffffffffff"},
+		{"counting", []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, "00010203-0405-4607-8809-0a0b0c0d0e0f"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := newUUID(bytes.NewReader(tt.random))
+			if err != nil {
+				t.Fatalf("newUUID = %v", err)
+			}
+			if got != tt.want || !v4.MatchString(got) {
+				t.Errorf("newUUID = %s, want %s (a version 4 UUID)", got, tt.want)
+			}
+		})
+	}
+	if _, err := newUUID(bytes.NewReader(make([]byte, 15))); err == nil {
+		t.Error("newUUID(15 bytes) = nil error, want one")
+	}
+}
+
+func TestQuote(t *testing.T) {
+	long := strings.Repeat("é", snippetRunes)
+	tests := []struct {
+		name, in, want string
+	}{
+		{"empty", "", `""`},
+		{"escapes", "a\nb\t\"c\"\\", `"a\nb\t\"c\"\\"`},
+		{"html and separators unescaped", "<a>&\u2028", "\"<a>&\u2028\""},
+		{"exactly the limit", long, `"` + long + `"`},
+		{"cut after the limit", long + "xyz", `"` + long + `…"`},
+		{"lone surrogate kept whole", strings.Repeat("a", snippetRunes-1) + "\xed\xa0\x80" + "b", `"` + strings.Repeat("a", snippetRunes-1) + `\ud800…"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := quote(tt.in); got != tt.want {
+				t.Errorf("quote(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTimestamp(t *testing.T) {
+	tests := []struct {
+		name string
+		ms   float64
+		want string
+	}{
+		{"epoch", 0, "1970-01-01T00:00:00Z"},
+		{"utc", 1767225600999, "2026-01-01T00:00:00Z"},
+		{"negative", -1, "-"},
+		{"beyond year 9999", 1e15, "-"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := timestamp(tt.ms); got != tt.want {
+				t.Errorf("timestamp(%v) = %s, want %s", tt.ms, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRun drives run itself, with the process env: a reader on a missing
+// store fails with exit 1 and creates nothing, and help is exit 0.
+func TestRun(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "missing.db")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"reader on a missing store", []string{"--db", db, "ls"}, exitFailure, "", "logtool: no store at " + db + "\nhint: "},
+		{"help", []string{"--help"}, exitOK, "Usage:\n  logtool [flags]\n  logtool [command]", ""},
+		{"usage", []string{"--db", db, "export"}, exitUsage, "", "logtool: export: missing SESSION\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.args, &stdout, &stderr)
+			if code != tt.code || !strings.Contains(stdout.String(), tt.stdout) || !strings.HasPrefix(stderr.String(), tt.stderr) {
+				t.Errorf("run(%q) = %d, stdout %q, stderr %q; want %d, %q, %q",
+					tt.args, code, stdout.String(), stderr.String(), tt.code, tt.stdout, tt.stderr)
+			}
+			if tt.stdout == "" && stdout.Len() != 0 {
+				t.Errorf("run(%q) wrote %q on stdout, want nothing", tt.args, stdout.String())
+			}
+			if _, err := os.Stat(db); err == nil {
+				t.Errorf("run(%q) created %s", tt.args, db)
+			}
+		})
+	}
+}
