@@ -1,0 +1,29 @@
+// Package sessionlog is the session log of an LLM agent host: an
+// append-only event log per conversation, kept so that every request the
+// agent loop sends to a model can be rebuilt, byte for byte, from the log
+// alone (model-visible ⟺ logged). The normative description is SPEC.md.
+//
+// This root package holds no code; the engine is in its subpackages:
+//
+//   - codec: the event model. The interchange format (DSH session JSONL),
+//     the storage form (an order-preserving msgpack image of each JSON
+//     value, so import then export is byte-identical), the record frame
+//     with its CRC, and typed views of the fields the engine reads.
+//   - eventlog: the store. The Store interface and Log, its embedded
+//     implementation on one bbolt file: atomic appends with optimistic
+//     concurrency, atomic imports, forks, ordered scans and a chain hash
+//     per session. Package eventlog/eventlogtest is the conformance suite.
+//   - header: the request header (system prompt, tools, call config,
+//     session prefix) as canonical snapshots and deltas, and their fold.
+//   - rebuild: the fold that checks every rule of the log (the surface,
+//     the header in force) and rebuilds the request of any step, with its
+//     digest.
+//   - compact: the token estimator, the compaction gate and the
+//     compaction bracket that replaces a span of history by a summary.
+//   - loop: the agent loop, which writes the log and sends only requests
+//     that rebuild from it.
+//   - cmd/logtool: the command line: import, export, ls, show, stat, fork
+//     and demo.
+//
+// The quickest way in is the demo: go run ./cmd/logtool demo.
+package sessionlog
