@@ -107,13 +107,19 @@ func Cut(nodes []Node, retain int) int {
 	return cut
 }
 
-// Pressure returns the estimate of a request (SPEC §9) from the surface
-// nodes, the prefix and the system prompt.
-func Pressure(e Estimator, nodes []Node, prefix [][]byte, system string) int {
-	sum := e.System(system)
+// Pressure returns the estimate of a request (SPEC §9) from the sum of
+// the surface nodes' estimates, the prefix and the system prompt.
+func Pressure(e Estimator, surfaceTokens int, prefix [][]byte, system string) int {
+	sum := e.System(system) + surfaceTokens
 	for _, m := range prefix {
 		sum += e.Message(m) + 4
 	}
+	return sum
+}
+
+// SurfaceTokens sums the nodes' estimates.
+func SurfaceTokens(nodes []Node) int {
+	sum := 0
 	for _, n := range nodes {
 		sum += n.Tokens
 	}
@@ -122,8 +128,13 @@ func Pressure(e Estimator, nodes []Node, prefix [][]byte, system string) int {
 
 // Session is what the gate needs from the loop that owns the log.
 type Session interface {
-	// Nodes returns the current surface, head first.
+	// Nodes returns the current surface, head first. The gate does not
+	// modify it.
 	Nodes() []Node
+	// Tokens returns SurfaceTokens(Nodes()), which the session keeps up to
+	// date as it appends, so that checking the pressure costs nothing in
+	// the length of the history.
+	Tokens() int
 	// Revision changes whenever the log does (the next seq).
 	Revision() int64
 	// Commit appends events as one atomic, durable batch and returns
@@ -164,7 +175,7 @@ func (g *Gate) Run(ctx context.Context, s Session, turn int64, system string, pr
 	c := g.Config.withDefaults()
 	est := g.estimator(c)
 	threshold := c.Threshold()
-	res := Result{Before: Pressure(est, s.Nodes(), prefix, system)}
+	res := Result{Before: Pressure(est, s.Tokens(), prefix, system)}
 	res.After = res.Before
 	if res.Before < threshold {
 		return res, nil
@@ -184,7 +195,7 @@ func (g *Gate) Run(ctx context.Context, s Session, turn int64, system string, pr
 		} else {
 			res.Failures++
 		}
-		res.After = Pressure(est, s.Nodes(), prefix, system)
+		res.After = Pressure(est, s.Tokens(), prefix, system)
 		if res.After < threshold {
 			return res, nil
 		}

@@ -239,21 +239,40 @@ func (b *Builder) refreshCache(h *header.Snapshot) {
 // finish settles p with the header in force now.
 func (b *Builder) finish(p *pending) {
 	p.done = true
+	p.out = b.compute(p)
+	p.nodes, p.state = nil, nil
+}
+
+// Peek returns the request of the latest step that is not settled yet, as
+// it stands with the header in force now, without settling it: what the
+// loop sends after writing a step's header. ok is false when no step is
+// pending.
+func (b *Builder) Peek() (s Step, ok bool) {
+	for i := len(b.pending) - 1; i >= 0; i-- {
+		if p := b.pending[i]; !p.done {
+			return b.compute(p), true
+		}
+	}
+	return Step{}, false
+}
+
+// compute builds p's request with the header in force now.
+func (b *Builder) compute(p *pending) Step {
+	out := p.out
+	out.Recorded = append([]Recorded(nil), p.out.Recorded...)
 	h, ok := b.f.Header()
 	if !ok {
-		p.out.Null = true
-		return
+		out.Null = true
+		return out
 	}
 	b.refreshCache(&h)
 	head, tail := b.cacheHead, b.cacheTail
-	p.out.Header = h
-	p.out.HeaderSeq, p.out.Snapshots, p.out.LastReason = b.f.headerSeq, b.f.snapshots, b.f.reason
-	var d hash.Hash
+	out.Header = h
+	out.HeaderSeq, out.Snapshots, out.LastReason = b.f.headerSeq, b.f.snapshots, b.f.reason
+	d := sha256.New()
 	if p.state != nil && bytes.Equal(head, p.head) {
-		d = sha256.New()
 		_ = d.(encoding.BinaryUnmarshaler).UnmarshalBinary(p.state) // state came from MarshalBinary
 	} else {
-		d = sha256.New()
 		d.Write(head)
 		any := len(h.Prefix) > 0
 		for _, n := range p.nodes {
@@ -268,11 +287,11 @@ func (b *Builder) finish(p *pending) {
 		}
 	}
 	d.Write(tail)
-	d.Sum(p.out.Digest[:0])
+	d.Sum(out.Digest[:0])
 	if b.opts.Requests {
-		p.out.Request = AppendRequest(nil, &h, messages(p.nodes), b.id)
+		out.Request = AppendRequest(nil, &h, messages(p.nodes), b.id)
 	}
-	p.nodes, p.state = nil, nil
+	return out
 }
 
 // messages returns the derived history of a surface (SPEC §4).

@@ -116,3 +116,17 @@ func (s *Structure) checkStep(turn, step int64, brk func(string, ...interface{})
 		brk("%s names step %d.%d, open step is %d.%d", typ, turn, step, s.turn, s.step)
 	}
 }
+
+// Clone returns an independent copy of s.
+func (s *Structure) Clone() Structure {
+	c := *s
+	c.calls = make(map[string]bool, len(s.calls))
+	for k, v := range s.calls {
+		c.calls[k] = v
+	}
+	c.resolved = make(map[string]bool, len(s.resolved))
+	for k, v := range s.resolved {
+		c.resolved[k] = v
+	}
+	return c
+}

@@ -1,0 +1,25 @@
+// Package loop drives an agent session so that every request it sends is
+// explained by the log (SPEC §7): model-visible ⟺ logged.
+//
+// A Loop is one loop instance over one session. Per turn it writes
+// turn/start and the prompt, then steps until the model stops calling
+// tools, then turn/end. Per step, in this order: steering messages are
+// drained and the host's system prompt, tools and config evaluated; the
+// session prefix is composed (first step of the instance only); the
+// pre-step hooks and the compaction gate run; step/start takes the
+// boundary and the owed header follows it (a full snapshot for the
+// instance's first request, afterwards nothing, a delta, or a fallback
+// snapshot); the request is built from the cached prefix and the log and
+// checked against an independent rebuild from the records the store holds;
+// its digest is recorded; then the answer is streamed (assistant/chunk,
+// then assistant/message) and the tools run (tool/call, tool/result).
+//
+// Every batch the loop commits is one atomic, durable Append: the log is
+// committed before each request is sent, after each assistant message,
+// before each tool runs and after each result, and at turn end, so nothing
+// acknowledged to the host is lost in a crash. Opening a session whose last
+// turn is still open appends the crash closers first.
+//
+// The provider, the host and the tools are interfaces defined here; the
+// store is any eventlog.Store.
+package loop

@@ -1,0 +1,93 @@
+package loop
+
+import (
+	"context"
+	"io"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/rebuild"
+)
+
+// invariant checks the request the loop is about to send against an
+// independent rebuild from the records the store holds (SPEC §7 step 9).
+// A difference is an error marked ErrInvariant that names it by position
+// only: byte offset, JSON path, both digests.
+func (l *Loop) invariant(ctx context.Context, mine rebuild.Step) error {
+	var theirs rebuild.Step
+	switch l.opts.Invariant {
+	case InvariantOff:
+		return nil
+	case InvariantFromScratch:
+		evs, err := l.readAll(ctx)
+		if err != nil {
+			return err
+		}
+		if theirs, err = rebuild.Request(l.hdr, evs, mine.Start); err != nil {
+			return errors.Mark(errors.Wrap(err, "loop: invariant rebuild"), ErrInvariant)
+		}
+	default:
+		err := l.scan(ctx, l.checkNext, func(ev *codec.Event) error {
+			l.checkNext = ev.Seq + 1
+			return l.check.Add(ev)
+		})
+		if err != nil {
+			// The checker's fold is now unknown: rebuild it from scratch next time.
+			l.check, l.checkNext = rebuild.NewBuilder(l.hdr, rebuild.BuilderOptions{}, discard), 0
+			return errors.Mark(errors.Wrap(err, "loop: invariant rebuild"), ErrInvariant)
+		}
+		var ok bool
+		if theirs, ok = l.check.Peek(); !ok || theirs.Start != mine.Start {
+			return errors.Mark(errors.Newf("loop: invariant: the log holds no open step at seq %d", errors.Safe(mine.Start)), ErrInvariant)
+		}
+	}
+	if theirs.Null == mine.Null && theirs.Digest == mine.Digest {
+		return nil
+	}
+	return l.describe(ctx, mine, theirs)
+}
+
+// describe builds the refusal: where the sent request and the log's
+// rebuild first differ.
+func (l *Loop) describe(ctx context.Context, mine, theirs rebuild.Step) error {
+	var logReq []byte
+	if evs, err := l.readAll(ctx); err == nil {
+		if s, err := rebuild.Request(l.hdr, evs, mine.Start); err == nil {
+			logReq = s.Request
+		}
+	}
+	off := rebuild.FirstDifference(mine.Request, logReq)
+	return errors.Mark(errors.Newf("loop: step %d.%d: request differs from the log's rebuild at byte %d (%s): sent %x, log %x",
+		errors.Safe(mine.Turn), errors.Safe(mine.Step), errors.Safe(off),
+		errors.Safe(rebuild.PathAt(mine.Request, off)), errors.Safe(mine.Digest), errors.Safe(theirs.Digest)), ErrInvariant)
+}
+
+// scan reads the stored events from seq from on.
+func (l *Loop) scan(ctx context.Context, from int64, fn func(*codec.Event) error) error {
+	it, err := l.store.Scan(ctx, l.hdr.ID, from)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for {
+		ev, err := it.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(&ev); err != nil {
+			return err
+		}
+	}
+}
+
+func (l *Loop) readAll(ctx context.Context) ([]codec.Event, error) {
+	var evs []codec.Event
+	err := l.scan(ctx, 0, func(ev *codec.Event) error {
+		evs = append(evs, *ev)
+		return nil
+	})
+	return evs, err
+}

@@ -1,0 +1,51 @@
+package loop
+
+import (
+	"time"
+
+	"github.com/sessionlog/sessionlog/compact"
+)
+
+// InvariantMode selects how the loop checks a request before sending it
+// (SPEC §7 step 9).
+type InvariantMode uint8
+
+const (
+	// InvariantIncremental, the default, rebuilds each request with a
+	// second incremental builder fed only by records read back from the
+	// store, and compares digests.
+	InvariantIncremental InvariantMode = iota
+	// InvariantFromScratch rebuilds each request with a from-scratch fold
+	// over every record read back from the store (for tests: slow).
+	InvariantFromScratch
+	// InvariantOff sends without the check.
+	InvariantOff
+)
+
+// Options configures a loop instance. Provider and Host are required.
+type Options struct {
+	Provider Provider
+	Host     Host
+	// Prefix contributors, in registration order.
+	Prefix []Contributor
+	// PreStep hooks, run in order before the compaction gate.
+	PreStep []PreStepHook
+	// Compaction is the gate run before every boundary; nil disables it.
+	Compaction *compact.Gate
+	Invariant  InvariantMode
+	// Now returns the time stamped on events, in Unix milliseconds; nil
+	// means the wall clock.
+	Now func() float64
+	// Cwd is recorded in the header line of a session the loop creates.
+	Cwd string
+	// OnGaveUp, when set, is told when the compaction gate gave up (the
+	// request then goes out with the history as it stands).
+	OnGaveUp func(turn, step int64, err error)
+}
+
+func (o *Options) now() float64 {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return float64(time.Now().UnixMilli())
+}

@@ -1,0 +1,260 @@
+package loop
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/compact"
+	"github.com/sessionlog/sessionlog/header"
+)
+
+// step runs one step in SPEC §7's order. It returns the turn's ending (nil
+// to go on with the next step), whether it opened a step, and an error
+// only when the log could not be written.
+func (l *Loop) step(ctx context.Context, turn, step int64) (*ending, bool, error) {
+	if err := l.drainSteering(ctx, turn); err != nil {
+		return nil, false, err
+	}
+	if e := l.cancelled(ctx); e != nil {
+		return e, false, nil
+	}
+	spec, err := l.opts.Host.Step(ctx, turn, step)
+	if err != nil {
+		if e := l.cancelled(ctx); e != nil {
+			return e, false, nil
+		}
+		return failed(step, "HOST", err), false, nil
+	}
+	snap, err := l.snapshotFor(spec)
+	if err != nil {
+		return failed(step, "HOST", err), false, nil
+	}
+	if e, err := l.composePrefix(ctx, step); e != nil || err != nil {
+		return e, false, err
+	}
+	snap.Prefix = l.prefix
+	for _, h := range l.opts.PreStep {
+		if err := h(ctx, PreStep{Turn: turn, Step: step, System: spec.System, Prefix: l.prefix}); err != nil {
+			if e := l.cancelled(ctx); e != nil {
+				return e, false, nil
+			}
+			return failed(step, "PRE_STEP", err), false, nil
+		}
+	}
+	if err := l.gate(ctx, turn, step, spec.System); err != nil {
+		return nil, false, err
+	}
+	if e := l.cancelled(ctx); e != nil {
+		return e, false, nil
+	}
+	if err := l.boundary(ctx, turn, step, snap); err != nil {
+		return nil, true, err
+	}
+	e, err := l.dispatch(ctx, turn, step, spec)
+	return e, true, err
+}
+
+// snapshotFor builds the header the host asks for (prefix set later).
+func (l *Loop) snapshotFor(spec StepSpec) (header.Snapshot, error) {
+	s := header.Snapshot{Config: spec.Config, System: spec.System}
+	if s.Config.Model == "" {
+		return s, errors.New("loop: the host's config has no model")
+	}
+	for _, t := range spec.Tools {
+		ht, err := toolHeader(t)
+		if err != nil {
+			return s, err
+		}
+		s.Tools = append(s.Tools, ht)
+	}
+	return s, nil
+}
+
+// toolHeader is the header entry of a tool: {name, description, parameters}.
+func toolHeader(t Tool) (header.Tool, error) {
+	params := t.Parameters
+	if params == nil {
+		params = []byte(`{}`)
+	}
+	js := append([]byte(`{"name":`), codec.AppendJSONString(nil, []byte(t.Name))...)
+	js = append(js, `,"description":`...)
+	js = codec.AppendJSONString(js, []byte(t.Description))
+	js = append(js, `,"parameters":`...)
+	js = append(js, params...)
+	js = append(js, '}')
+	ht, err := header.ParseTool(js)
+	return ht, errors.Wrapf(err, "loop: tool %d", errors.Safe(len(t.Name)))
+}
+
+func (l *Loop) drainSteering(ctx context.Context, turn int64) error {
+	q := l.takeSteering()
+	if len(q) == 0 {
+		return nil
+	}
+	b := l.batch()
+	for _, m := range q {
+		b.add(codec.TypeSteeringMessage, steeringMessage(turn, m.content, m.source), codec.SurfaceOp{Kind: codec.OpAppend}, nil)
+	}
+	return b.commit(ctx)
+}
+
+// gate runs the compaction gate (SPEC §7 step 5, §9).
+func (l *Loop) gate(ctx context.Context, turn, step int64, system string) error {
+	g := l.opts.Compaction
+	if g == nil {
+		return nil
+	}
+	_, err := g.Run(ctx, (*gateSession)(l), turn, system, l.prefix)
+	if errors.Is(err, compact.ErrGaveUp) {
+		if l.opts.OnGaveUp != nil {
+			l.opts.OnGaveUp(turn, step, err)
+		}
+		return nil
+	}
+	if err != nil && l.cancelled(ctx) != nil {
+		return nil // the step notices the cancellation next
+	}
+	return err
+}
+
+// boundary takes the step's boundary and writes the header it owes (SPEC §7
+// steps 6–7), committed together: [step/start, header?].
+func (l *Loop) boundary(ctx context.Context, turn, step int64, snap header.Snapshot) error {
+	b := l.batch()
+	b.add(codec.TypeStepStart, turnStep(turn, step), codec.SurfaceOp{}, nil)
+	prev, has := l.own.Fold().Header()
+	switch {
+	case !l.anchored && !has:
+		b.add(codec.TypeRequestHeader, requestHeader(snap.Encode(), "initial"), codec.SurfaceOp{}, nil)
+	case !l.anchored:
+		b.add(codec.TypeRequestHeader, requestHeader(snap.Encode(), "resume"), codec.SurfaceOp{}, nil)
+	case prev.Equal(snap):
+	default:
+		if d, ok := header.Diff(prev, snap); ok {
+			b.add(codec.TypeHeaderDelta, d.Encode(), codec.SurfaceOp{}, nil)
+		} else {
+			b.add(codec.TypeRequestHeader, requestHeader(snap.Encode(), "fallback"), codec.SurfaceOp{}, nil)
+		}
+	}
+	if err := b.commit(ctx); err != nil {
+		return err
+	}
+	l.anchored = true
+	return nil
+}
+
+// dispatch builds the request, checks it, records its digest, streams the
+// answer and runs the tools (SPEC §7 steps 8–11).
+func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*ending, error) {
+	mine, ok := l.own.Peek()
+	if !ok || mine.Null {
+		return nil, errors.AssertionFailedf("loop: no request for step %d.%d after its header", errors.Safe(turn), errors.Safe(step))
+	}
+	if err := l.invariant(ctx, mine); err != nil {
+		if !errors.Is(err, ErrInvariant) {
+			return nil, err
+		}
+		b := l.batch()
+		b.add(codec.TypeStepEnd, turnStep(turn, step), codec.SurfaceOp{}, nil)
+		if cerr := b.commit(context.WithoutCancel(ctx)); cerr != nil {
+			return nil, cerr
+		}
+		return failed(step, "INVARIANT", err), nil
+	}
+	b := l.batch()
+	b.add(codec.TypeRequestDigest, requestDigest(turn, step, hex.EncodeToString(mine.Digest[:])), codec.SurfaceOp{}, nil)
+	if err := b.commit(ctx); err != nil {
+		return nil, err
+	}
+	req := &Request{Turn: turn, Step: step, JSON: mine.Request, Digest: mine.Digest, Header: mine.Header}
+	calls, e, err := l.stream(ctx, req)
+	if e != nil || err != nil {
+		return e, err
+	}
+	e, err = l.runTools(ctx, turn, step, spec.Tools, calls)
+	if e != nil || err != nil {
+		return e, err
+	}
+	b = l.batch()
+	for _, q := range l.takeInjected(0) {
+		b.add(codec.TypeContextMessage, userMessage(q.content, q.source), codec.SurfaceOp{Kind: codec.OpAppend}, nil)
+	}
+	b.add(codec.TypeStepEnd, turnStep(turn, step), codec.SurfaceOp{}, nil)
+	if err := b.commit(ctx); err != nil {
+		return nil, err
+	}
+	if len(calls) == 0 {
+		return &ending{kind: "completed"}, nil
+	}
+	return nil, nil
+}
+
+// call is a tool call of the assistant message.
+type call struct{ id, name, args string }
+
+// stream streams the provider's answer: every chunk as assistant/chunk,
+// then the assistant/message citing them, committed together. On a
+// provider error or a cancellation it commits the chunks so far and
+// step/end, and ends the turn (SPEC §7.1).
+func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error) {
+	turn, step := req.Turn, req.Step
+	b := l.batch()
+	var asm assembler
+	var seqs []int64
+	fail := func(e *ending) ([]call, *ending, error) {
+		b.add(codec.TypeStepEnd, turnStep(turn, step), codec.SurfaceOp{}, nil)
+		return nil, e, b.commit(context.WithoutCancel(ctx))
+	}
+	st, err := l.opts.Provider.Stream(ctx, req)
+	if err != nil {
+		if e := l.cancelled(ctx); e != nil {
+			return fail(e)
+		}
+		return fail(failed(step, errorCode(err, "PROVIDER"), err))
+	}
+	defer st.Close()
+	for {
+		c, err := st.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if e := l.cancelled(ctx); e != nil {
+				return fail(e)
+			}
+			return fail(failed(step, errorCode(err, "PROVIDER"), err))
+		}
+		stored, err := c.storage()
+		if err != nil {
+			return fail(failed(step, "PROVIDER", err))
+		}
+		seqs = append(seqs, b.add(codec.TypeAssistantChunk, chunkEvent(turn, step, stored), codec.SurfaceOp{}, nil))
+		asm.add(&c, stored)
+	}
+	if seqs == nil {
+		seqs = []int64{} // a known empty stream
+	}
+	b.add(codec.TypeAssistantMessage, asm.message(turn, step, req.Header.Config), codec.SurfaceOp{Kind: codec.OpAppend}, seqs)
+	if b.err != nil {
+		// The provider sent something the log cannot hold (say, a block
+		// without a type): the step fails, with what was streamed.
+		b.evs = b.evs[:len(seqs)]
+		e := failed(step, "PROVIDER", b.err)
+		b.err = nil
+		return fail(e)
+	}
+	if err := b.commit(context.WithoutCancel(ctx)); err != nil {
+		return nil, nil, err
+	}
+	msg := b.evs[len(b.evs)-1].Data.(*codec.AssistantMessage)
+	var calls []call
+	for _, blk := range msg.Content.Blocks {
+		if blk.Type == codec.BlockToolCall {
+			calls = append(calls, call{id: blk.ID, name: blk.Name, args: blk.Arguments})
+		}
+	}
+	return calls, nil, nil
+}

@@ -1,0 +1,241 @@
+package loop
+
+import (
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/header"
+)
+
+// Chunk types (SPEC §2.5 assistant/chunk).
+const (
+	ChunkBlockStart     = "block-start"
+	ChunkTextDelta      = "text-delta"
+	ChunkReasoningDelta = "reasoning-delta"
+	ChunkToolCallDelta  = "tool-call-delta"
+	ChunkBlockEnd       = "block-end"
+	ChunkUsage          = "usage"
+	ChunkFinish         = "finish"
+)
+
+// Chunk is one piece of a streamed answer. Which fields count depends on
+// Type: block-start {Index, BlockType}; text-delta and reasoning-delta
+// {Index, Text}; tool-call-delta {Index, ID, Name (optional),
+// ArgumentsDelta}; block-end {Index, Block}; usage {Usage}; finish
+// {Reason, ReplayState (optional)}.
+type Chunk struct {
+	Type           string
+	Index          int64
+	BlockType      string
+	Text           string
+	ID, Name       string
+	ArgumentsDelta string
+	// Block is the finished content block (JSON).
+	Block []byte
+	Usage Usage
+	// Reason is the finish reason object (JSON), e.g. {"kind":"stop"}.
+	Reason []byte
+	// ReplayState is the provider's opaque replay state (JSON), if any.
+	ReplayState []byte
+}
+
+// Usage is a step's token usage in disjoint buckets (SPEC §2.5); the
+// optional buckets are written only when non-zero.
+type Usage struct {
+	InputTokens, OutputTokens                          int64
+	CacheReadTokens, CacheWriteTokens, ReasoningTokens int64
+}
+
+func (u Usage) storage() []byte {
+	var o codec.Object
+	o.Int("inputTokens", u.InputTokens).Int("outputTokens", u.OutputTokens)
+	if u.CacheReadTokens != 0 {
+		o.Int("cacheReadTokens", u.CacheReadTokens)
+	}
+	if u.CacheWriteTokens != 0 {
+		o.Int("cacheWriteTokens", u.CacheWriteTokens)
+	}
+	if u.ReasoningTokens != 0 {
+		o.Int("reasoningTokens", u.ReasoningTokens)
+	}
+	return o.Bytes()
+}
+
+func jsonValue(js []byte, what string) ([]byte, error) {
+	mp, err := codec.FromJSON(nil, js, codec.Limits{})
+	return mp, errors.Wrapf(err, "loop: chunk %s", errors.Safe(what))
+}
+
+// storage returns the chunk object in storage form, type first.
+func (c *Chunk) storage() ([]byte, error) {
+	var o codec.Object
+	o.Str("type", c.Type)
+	switch c.Type {
+	case ChunkBlockStart:
+		o.Int("index", c.Index).Str("blockType", c.BlockType)
+	case ChunkTextDelta, ChunkReasoningDelta:
+		o.Int("index", c.Index).Str("text", c.Text)
+	case ChunkToolCallDelta:
+		o.Int("index", c.Index).Str("id", c.ID)
+		if c.Name != "" {
+			o.Str("name", c.Name)
+		}
+		o.Str("argumentsDelta", c.ArgumentsDelta)
+	case ChunkBlockEnd:
+		b, err := jsonValue(c.Block, "block")
+		if err != nil {
+			return nil, err
+		}
+		o.Int("index", c.Index).Value("block", b)
+	case ChunkUsage:
+		o.Value("usage", c.Usage.storage())
+	case ChunkFinish:
+		r, err := jsonValue(c.Reason, "reason")
+		if err != nil {
+			return nil, err
+		}
+		o.Value("reason", r)
+		if c.ReplayState != nil {
+			rs, err := jsonValue(c.ReplayState, "replayState")
+			if err != nil {
+				return nil, err
+			}
+			o.Value("replayState", rs)
+		}
+	default:
+		return nil, errors.Mark(errors.Newf("loop: unknown chunk type"), codec.ErrInvalid)
+	}
+	return o.Bytes(), nil
+}
+
+// assembler builds the assistant message from the chunks of a step.
+type assembler struct {
+	order  []int64
+	blocks map[int64]*partial
+	usage  *Usage
+	replay []byte
+}
+
+type partial struct {
+	typ, text, id, name, args string
+	final                     []byte // storage form, from block-end
+}
+
+func (a *assembler) block(i int64) *partial {
+	if a.blocks == nil {
+		a.blocks = make(map[int64]*partial)
+	}
+	p, ok := a.blocks[i]
+	if !ok {
+		p = &partial{}
+		a.blocks[i] = p
+		a.order = append(a.order, i)
+	}
+	return p
+}
+
+func (a *assembler) add(c *Chunk, stored []byte) {
+	switch c.Type {
+	case ChunkBlockStart:
+		a.block(c.Index).typ = c.BlockType
+	case ChunkTextDelta:
+		p := a.block(c.Index)
+		p.text += c.Text
+		if p.typ == "" {
+			p.typ = codec.BlockText
+		}
+	case ChunkReasoningDelta:
+		p := a.block(c.Index)
+		p.text += c.Text
+		if p.typ == "" {
+			p.typ = codec.BlockReasoning
+		}
+	case ChunkToolCallDelta:
+		p := a.block(c.Index)
+		if p.typ == "" {
+			p.typ = codec.BlockToolCall
+		}
+		if c.ID != "" {
+			p.id = c.ID
+		}
+		if c.Name != "" {
+			p.name = c.Name
+		}
+		p.args += c.ArgumentsDelta
+	case ChunkBlockEnd:
+		a.block(c.Index).final = blockOf(stored)
+	case ChunkUsage:
+		u := c.Usage
+		a.usage = &u
+	case ChunkFinish:
+		a.replay = nil
+		if c.ReplayState != nil {
+			a.replay, _ = jsonValue(c.ReplayState, "replayState")
+		}
+	}
+}
+
+// blockOf extracts the block value from a stored block-end chunk object.
+func blockOf(chunk []byte) []byte {
+	r := codec.NewReader(chunk)
+	t, err := r.Next()
+	if err != nil || t.Kind != codec.KindObject {
+		return nil
+	}
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return nil
+		}
+		v, err := r.Value(1 << 10)
+		if err != nil {
+			return nil
+		}
+		if string(k.Str) == "block" {
+			return v
+		}
+	}
+	return nil
+}
+
+// content returns the assembled content array in storage form: each
+// block's block-end value, else the block built from its deltas.
+func (a *assembler) content() []byte {
+	var blocks [][]byte
+	for _, i := range a.order {
+		p := a.blocks[i]
+		if p.final != nil {
+			blocks = append(blocks, p.final)
+			continue
+		}
+		var o codec.Object
+		switch p.typ {
+		case codec.BlockText, codec.BlockReasoning:
+			o.Str("type", p.typ).Str("text", p.text)
+		case codec.BlockToolCall:
+			o.Str("type", p.typ).Str("id", p.id).Str("name", p.name).Str("arguments", p.args)
+		default:
+			continue // an unknown block that never ended: nothing to keep
+		}
+		blocks = append(blocks, o.Bytes())
+	}
+	return codec.Array(blocks...)
+}
+
+// message builds assistant/message data: content, provenance when the
+// config names a provider, usage when the stream reported it.
+func (a *assembler) message(turn, step int64, cfg header.Config) []byte {
+	var o codec.Object
+	o.Int("turn", turn).Int("step", step).Value("content", a.content())
+	if cfg.HasProvider {
+		var p codec.Object
+		p.Str("provider", cfg.Provider).Str("model", cfg.Model)
+		if a.replay != nil {
+			p.Value("replayState", a.replay)
+		}
+		o.Value("provenance", p.Bytes())
+	}
+	if a.usage != nil {
+		o.Value("usage", a.usage.storage())
+	}
+	return o.Bytes()
+}

@@ -1,0 +1,230 @@
+package loop
+
+import (
+	"context"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+// Outcome is how a turn ended: its turn/end reason (SPEC §7.1).
+type Outcome struct {
+	Turn int64
+	// Reason is the turn/end reason kind: completed, aborted, disposed or
+	// error.
+	Reason string
+	// Step, Code and Message are set for an error: the step it ended in,
+	// the code (the provider's, PROVIDER, INVARIANT, SCRIPT_EXHAUSTED,
+	// HOST, PREFIX or PRE_STEP) and the message.
+	Step          int64
+	Code, Message string
+	// Steps counts the steps the turn opened.
+	Steps int64
+}
+
+// ending is what ends a turn: nil continues with the next step.
+type ending struct {
+	kind          string
+	step          int64
+	code, message string
+}
+
+func (e *ending) reason() []byte {
+	if e.kind == "error" {
+		return reasonError(e.step, e.message, e.code)
+	}
+	return reasonKind(e.kind)
+}
+
+func failed(step int64, code string, err error) *ending {
+	return &ending{kind: "error", step: step, code: code, message: err.Error()}
+}
+
+// Send runs one turn for a user prompt: turn/start and the prompt as
+// user/message, then steps until the model stops calling tools, then
+// turn/end. content is a content-block array (JSON). Cancelling ctx ends
+// the turn aborted. The error is non-nil only when the log could not be
+// written (the turn may then be left open: the next instance's Open
+// closes it) or on misuse; how the turn ended is the Outcome.
+func (l *Loop) Send(ctx context.Context, content []byte, src Source) (Outcome, error) {
+	mp, err := contentOf(content)
+	if err != nil {
+		return Outcome{}, err
+	}
+	l.turnMu.Lock()
+	if l.disposed.Load() {
+		l.turnMu.Unlock()
+		return Outcome{}, ErrDisposed
+	}
+	out, err := l.runTurn(ctx, mp, src)
+	if err == nil {
+		err = l.drainIdle(ctx)
+	}
+	l.turnMu.Unlock()
+	// An Inject that found the turn running after its last drain queued
+	// its context; take it now unless another turn already did.
+	for err == nil && l.hasInjected() && l.turnMu.TryLock() {
+		err = l.drainIdle(ctx)
+		l.turnMu.Unlock()
+	}
+	return out, err
+}
+
+func (l *Loop) hasInjected() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.injected) > 0
+}
+
+// Inject adds mid-session context as a context/message (SPEC §7). During a
+// turn it is queued and appended after the current step's tool results,
+// joining the next request; when no turn runs it is its own turn.
+func (l *Loop) Inject(ctx context.Context, content []byte, src Source) error {
+	mp, err := contentOf(content)
+	if err != nil {
+		return err
+	}
+	if l.disposed.Load() {
+		return ErrDisposed
+	}
+	l.mu.Lock()
+	l.injected = append(l.injected, queued{content: mp, source: src})
+	l.mu.Unlock()
+	if !l.turnMu.TryLock() {
+		return nil // a turn runs: it appends the queue
+	}
+	defer l.turnMu.Unlock()
+	return l.drainIdle(ctx)
+}
+
+// Steer queues a steering message; it is appended at the top of the next
+// step (SPEC §7 step 1) and joins that step's request.
+func (l *Loop) Steer(content []byte, src Source) error {
+	mp, err := contentOf(content)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.steering = append(l.steering, queued{content: mp, source: src})
+	l.mu.Unlock()
+	return nil
+}
+
+// Dispose ends the instance: a running turn ends disposed, and later Send
+// and Inject calls fail with ErrDisposed.
+func (l *Loop) Dispose() {
+	l.disposed.Store(true)
+	l.mu.Lock()
+	if l.cancel != nil {
+		l.cancel()
+	}
+	l.mu.Unlock()
+}
+
+// drainIdle runs the queued injections, each as its own turn:
+// turn/start{trigger: injection}, the context/message, turn/end{completed}.
+// The caller holds turnMu.
+func (l *Loop) drainIdle(ctx context.Context) error {
+	for {
+		q := l.takeInjected(1)
+		if len(q) == 0 {
+			return nil
+		}
+		turn := l.turn + 1
+		b := l.batch()
+		b.add(codec.TypeTurnStart, turnStart(turn, "injection", q[0].source), codec.SurfaceOp{}, nil)
+		b.add(codec.TypeContextMessage, userMessage(q[0].content, q[0].source), codec.SurfaceOp{Kind: codec.OpAppend}, nil)
+		b.add(codec.TypeTurnEnd, turnEnd(turn, reasonKind("completed")), codec.SurfaceOp{}, nil)
+		if err := b.commit(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+func (l *Loop) takeInjected(max int) []queued {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := len(l.injected)
+	if max > 0 && n > max {
+		n = max
+	}
+	q := l.injected[:n:n]
+	l.injected = l.injected[n:]
+	return q
+}
+
+func (l *Loop) takeSteering() []queued {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.steering
+	l.steering = nil
+	return q
+}
+
+// runTurn runs one prompted turn. The caller holds turnMu.
+func (l *Loop) runTurn(ctx context.Context, prompt []byte, src Source) (Outcome, error) {
+	tctx, cancel := context.WithCancel(ctx)
+	l.mu.Lock()
+	l.cancel = cancel
+	l.mu.Unlock()
+	l.inTurn.Store(true)
+	defer func() {
+		l.inTurn.Store(false)
+		l.mu.Lock()
+		l.cancel = nil
+		l.mu.Unlock()
+		cancel()
+	}()
+	turn := l.turn + 1
+	out := Outcome{Turn: turn}
+	b := l.batch()
+	b.add(codec.TypeTurnStart, turnStart(turn, "message", src), codec.SurfaceOp{}, nil)
+	b.add(codec.TypeUserMessage, userMessage(prompt, src), codec.SurfaceOp{Kind: codec.OpAppend}, nil)
+	if err := b.commit(ctx); err != nil {
+		return out, err
+	}
+	var end *ending
+	for step := int64(1); end == nil; step++ {
+		var err error
+		var opened bool
+		end, opened, err = l.step(tctx, turn, step)
+		if opened {
+			out.Steps = step
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	if end.kind == "aborted" && l.disposed.Load() {
+		end.kind = "disposed"
+	}
+	// The turn's end is written even when ctx was cancelled.
+	b = l.batch()
+	b.add(codec.TypeTurnEnd, turnEnd(turn, end.reason()), codec.SurfaceOp{}, nil)
+	if err := b.commit(context.WithoutCancel(ctx)); err != nil {
+		return out, err
+	}
+	out.Reason, out.Step, out.Code, out.Message = end.kind, end.step, end.code, end.message
+	return out, nil
+}
+
+// cancelled returns the ending for a cancelled turn, or nil.
+func (l *Loop) cancelled(ctx context.Context) *ending {
+	if l.disposed.Load() {
+		return &ending{kind: "disposed"}
+	}
+	if ctx.Err() != nil {
+		return &ending{kind: "aborted"}
+	}
+	return nil
+}
+
+// errorCode returns an error's code for turn/end: its Code() when it has
+// one, else def.
+func errorCode(err error, def string) string {
+	var c interface{ Code() string }
+	if errors.As(err, &c) && c.Code() != "" {
+		return c.Code()
+	}
+	return def
+}

@@ -1,0 +1,7 @@
+// Package scenario runs the real loop offline against a scripted model
+// (SPEC §10.1): a scenario file scripts the prompts, the system prompt,
+// tool and config changes, injections, prefix contributors, the model's
+// replies and the tools' results. logtool run and logtool demo drive it,
+// and the loop's tests generate scenarios to prove that every request the
+// model received is the log's rebuild of it.
+package scenario

@@ -1,0 +1,237 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/header"
+)
+
+// ErrInvalid marks a scenario file that cannot be run. It is
+// codec.ErrInvalid, so errors.Is works with either name.
+var ErrInvalid = codec.ErrInvalid
+
+// Scenario is a parsed scenario file (SPEC §10.1). Opaque parts (messages,
+// blocks, tool schemas, configs) are kept as the file's JSON bytes and
+// only ever decoded by the engine's own codec.
+type Scenario struct {
+	Session    string
+	Config     header.Config
+	System     string
+	Tools      []ToolSpec
+	Prefix     [][][]byte // per contributor, its messages (JSON)
+	Compaction *Compaction
+	Turns      []Turn
+}
+
+// ToolSpec is a tool the scenario offers.
+type ToolSpec struct {
+	Name, Description string
+	Parameters        []byte
+}
+
+// Compaction configures the gate and the scripted summarizer.
+type Compaction struct {
+	ContextWindow  int
+	ThresholdRatio float64
+	RetainTokens   int
+	CharsPerToken  int
+	Summary        string
+}
+
+// Turn is one scripted turn.
+type Turn struct {
+	Prompt string
+	// System, Tools and Config, when set, change the host's answer from
+	// this turn on.
+	System *string
+	Tools  *[]ToolSpec
+	Config *header.Config
+	// Inject is context injected (idle) before the turn's prompt.
+	Inject []string
+	// Replies are the model's answers, one per step: content-block arrays.
+	Replies [][]byte
+	// ToolResults maps call ids to scripted results.
+	ToolResults map[string]ToolResult
+}
+
+// ToolResult is a scripted tool result.
+type ToolResult struct {
+	Content []byte
+	IsError bool
+}
+
+// file mirrors the JSON of a scenario; json.RawMessage keeps opaque parts
+// as the file's bytes.
+type file struct {
+	Session    string                       `json:"session"`
+	Config     json.RawMessage              `json:"config"`
+	System     string                       `json:"system"`
+	Tools      []toolFile                   `json:"tools"`
+	Prefix     [][]json.RawMessage          `json:"prefix"`
+	Compaction *compactionFile              `json:"compaction"`
+	Turns      []turnFile                   `json:"turns"`
+}
+
+type toolFile struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+type compactionFile struct {
+	ContextWindow  int     `json:"contextWindow"`
+	ThresholdRatio float64 `json:"thresholdRatio"`
+	RetainTokens   int     `json:"retainTokens"`
+	CharsPerToken  int     `json:"charsPerToken"`
+	Summary        string  `json:"summary"`
+}
+
+type turnFile struct {
+	Prompt      string                    `json:"prompt"`
+	System      *string                   `json:"system"`
+	Tools       *[]toolFile               `json:"tools"`
+	Config      json.RawMessage           `json:"config"`
+	Inject      []string                  `json:"inject"`
+	Replies     []json.RawMessage         `json:"replies"`
+	ToolResults map[string]toolResultFile `json:"toolResults"`
+}
+
+type toolResultFile struct {
+	Content json.RawMessage `json:"content"`
+	IsError bool            `json:"isError"`
+}
+
+// DefaultConfig is the config of a scenario that names none.
+const DefaultConfig = `{"provider":"scripted","model":"scripted-1"}`
+
+// Parse reads a scenario file. Unknown keys are refused, so that a typo
+// does not silently change what runs.
+func Parse(data []byte) (*Scenario, error) {
+	var f file
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, errors.Mark(errors.Wrap(err, "scenario: parse"), ErrInvalid)
+	}
+	if dec.More() {
+		return nil, errors.Mark(errors.New("scenario: text after the scenario object"), ErrInvalid)
+	}
+	if len(f.Turns) == 0 {
+		return nil, errors.Mark(errors.New("scenario: no turns"), ErrInvalid)
+	}
+	sc := &Scenario{Session: f.Session, System: f.System}
+	cfg := []byte(f.Config)
+	if len(cfg) == 0 {
+		cfg = []byte(DefaultConfig)
+	}
+	var err error
+	if sc.Config, err = parseConfig(cfg); err != nil {
+		return nil, err
+	}
+	sc.Tools = tools(f.Tools)
+	for i, c := range f.Prefix {
+		var msgs [][]byte
+		for j, m := range c {
+			pm, err := header.ParseMessage(m)
+			if err != nil {
+				return nil, errors.Wrapf(err, "scenario: prefix[%d][%d]", errors.Safe(i), errors.Safe(j))
+			}
+			msgs = append(msgs, pm)
+		}
+		sc.Prefix = append(sc.Prefix, msgs)
+	}
+	if c := f.Compaction; c != nil {
+		sc.Compaction = &Compaction{ContextWindow: c.ContextWindow, ThresholdRatio: c.ThresholdRatio,
+			RetainTokens: c.RetainTokens, CharsPerToken: c.CharsPerToken, Summary: c.Summary}
+	}
+	for i, t := range f.Turns {
+		turn, err := parseTurn(t)
+		if err != nil {
+			return nil, errors.Wrapf(err, "scenario: turns[%d]", errors.Safe(i))
+		}
+		sc.Turns = append(sc.Turns, turn)
+	}
+	return sc, nil
+}
+
+func parseTurn(t turnFile) (Turn, error) {
+	turn := Turn{Prompt: t.Prompt, System: t.System, Inject: t.Inject}
+	if t.Tools != nil {
+		ts := tools(*t.Tools)
+		turn.Tools = &ts
+	}
+	if len(t.Config) > 0 {
+		c, err := parseConfig(t.Config)
+		if err != nil {
+			return turn, err
+		}
+		turn.Config = &c
+	}
+	for i, r := range t.Replies {
+		if _, err := contentArray(r); err != nil {
+			return turn, errors.Wrapf(err, "replies[%d]", errors.Safe(i))
+		}
+		turn.Replies = append(turn.Replies, r)
+	}
+	for id, r := range t.ToolResults {
+		content := []byte(r.Content)
+		if len(content) == 0 {
+			content = []byte(`[]`)
+		}
+		if _, err := contentArray(content); err != nil {
+			return turn, errors.Wrapf(err, "toolResults")
+		}
+		if turn.ToolResults == nil {
+			turn.ToolResults = make(map[string]ToolResult)
+		}
+		turn.ToolResults[id] = ToolResult{Content: content, IsError: r.IsError}
+	}
+	return turn, nil
+}
+
+func tools(fs []toolFile) []ToolSpec {
+	out := make([]ToolSpec, 0, len(fs))
+	for _, t := range fs {
+		out = append(out, ToolSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+	}
+	return out
+}
+
+// parseConfig decodes a config object with the header package's rules.
+func parseConfig(cfg []byte) (header.Config, error) {
+	doc := append(append([]byte(`{"config":`), cfg...), '}')
+	mp, err := codec.FromJSON(nil, doc, codec.Limits{})
+	if err != nil {
+		return header.Config{}, errors.Wrap(err, "scenario: config")
+	}
+	s, err := header.Decode(mp)
+	if err != nil {
+		return header.Config{}, errors.Wrap(err, "scenario: config")
+	}
+	return s.Config, nil
+}
+
+// contentArray checks that js is an array of content blocks and returns
+// its blocks' JSON.
+func contentArray(js []byte) ([][]byte, error) {
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(js, &blocks); err != nil {
+		return nil, errors.Mark(errors.Wrap(err, "scenario: content is not an array"), ErrInvalid)
+	}
+	out := make([][]byte, len(blocks))
+	for i, b := range blocks {
+		mp, err := codec.FromJSON(nil, b, codec.Limits{})
+		if err != nil {
+			return nil, errors.Wrapf(err, "scenario: block %d", errors.Safe(i))
+		}
+		c, _, err := codec.ToJSON(nil, mp)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return out, nil
+}
