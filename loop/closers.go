@@ -95,4 +95,3 @@ func (l *Loop) closeCrashedTurn(ctx context.Context) error {
 	}
 	return nil
 }
-

@@ -37,4 +37,3 @@ func TestScenarioSmoke(t *testing.T) {
 	}
 	checkTheorem(t, s, rep.Session, rep.Steps)
 }
-

@@ -66,13 +66,13 @@ type ToolResult struct {
 // file mirrors the JSON of a scenario; json.RawMessage keeps opaque parts
 // as the file's bytes.
 type file struct {
-	Session    string                       `json:"session"`
-	Config     json.RawMessage              `json:"config"`
-	System     string                       `json:"system"`
-	Tools      []toolFile                   `json:"tools"`
-	Prefix     [][]json.RawMessage          `json:"prefix"`
-	Compaction *compactionFile              `json:"compaction"`
-	Turns      []turnFile                   `json:"turns"`
+	Session    string              `json:"session"`
+	Config     json.RawMessage     `json:"config"`
+	System     string              `json:"system"`
+	Tools      []toolFile          `json:"tools"`
+	Prefix     [][]json.RawMessage `json:"prefix"`
+	Compaction *compactionFile     `json:"compaction"`
+	Turns      []turnFile          `json:"turns"`
 }
 
 type toolFile struct {
