@@ -85,8 +85,10 @@ type Options struct {
 	// may lose acknowledged appends.
 	NoSync bool
 	// NewValidator returns the validation state for a session. nil means
-	// the rules of package rebuild (surface, header fold) on top of the
-	// envelope checks that codec.DecodeEvent always applies.
+	// no rules beyond the envelope checks that codec.DecodeEvent always
+	// applies: callers that write (the loop, logtool import) pass the
+	// rules of package rebuild (surface, header fold) here. eventlog
+	// itself does not import rebuild.
 	NewValidator func(h codec.SessionHeader) Validator
 	// ValidatorCache bounds how many sessions' validation states are kept
 	// in memory (LRU); 0 means 256.

@@ -1,0 +1,306 @@
+package eventlog
+
+import (
+	"bytes"
+	"context"
+	"io"
+
+	"github.com/cockroachdb/errors"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+// maxPayload bounds an event payload so that its record stays readable
+// (codec.DecodeRecord refuses records over codec.MaxRecord).
+const maxPayload = codec.MaxRecord - 5
+
+// checkHeader decodes h.Raw (the view fields are not trusted) and checks
+// that it can name a session.
+func checkHeader(h codec.SessionHeader) (codec.SessionHeader, error) {
+	hdr, err := codec.DecodeSessionHeader(h.Raw)
+	if err != nil {
+		return codec.SessionHeader{}, errors.Wrap(asInvalid(err), "eventlog: session header")
+	}
+	if err := codec.ValidateValue(h.Raw); err != nil {
+		return codec.SessionHeader{}, errors.Wrap(asInvalid(err), "eventlog: session header")
+	}
+	if len(hdr.ID) > MaxSessionID {
+		return codec.SessionHeader{}, invalidf("eventlog: session id of %d bytes is longer than %d",
+			errors.Safe(len(hdr.ID)), errors.Safe(MaxSessionID))
+	}
+	if len(h.Raw) > maxPayload {
+		return codec.SessionHeader{}, invalidf("eventlog: session header of %d bytes is too large", errors.Safe(len(h.Raw)))
+	}
+	return hdr, nil
+}
+
+// checkEvent re-decodes ev.Raw (the payload is what gets stored, so its
+// view is rebuilt from it) and checks that it is storable and has seq
+// want. The returned Event aliases ev.Raw.
+func checkEvent(session string, ev *codec.Event, want int64) (codec.Event, error) {
+	if ev.Seq != want {
+		return codec.Event{}, invalidf("eventlog: session %q: event seq %d where %d was expected",
+			errors.Safe(session), errors.Safe(ev.Seq), errors.Safe(want))
+	}
+	if len(ev.Raw) > maxPayload {
+		return codec.Event{}, invalidf("eventlog: session %q seq %d: event of %d bytes is larger than %d",
+			errors.Safe(session), errors.Safe(want), errors.Safe(len(ev.Raw)), errors.Safe(maxPayload))
+	}
+	if err := codec.ValidateValue(ev.Raw); err != nil {
+		return codec.Event{}, errors.Wrapf(asInvalid(err), "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(want))
+	}
+	d, err := codec.DecodeEvent(ev.Raw)
+	if err != nil {
+		return codec.Event{}, errors.Wrapf(asInvalid(err), "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(want))
+	}
+	if d.Seq != want {
+		return codec.Event{}, invalidf("eventlog: session %q: event view says seq %d but its payload says %d",
+			errors.Safe(session), errors.Safe(want), errors.Safe(d.Seq))
+	}
+	return d, nil
+}
+
+// validate passes ev to v, classifying a refusal as ErrInvalid.
+func validate(v Validator, session string, ev *codec.Event) error {
+	if err := v.Validate(ev); err != nil {
+		return errors.Wrapf(asInvalid(err), "eventlog: session %q seq %d refused", errors.Safe(session), errors.Safe(ev.Seq))
+	}
+	return nil
+}
+
+// newValidator returns the validation state of a new session.
+func (l *Log) newValidator(h codec.SessionHeader) Validator {
+	if l.opts.NewValidator == nil {
+		return acceptAll{}
+	}
+	if v := l.opts.NewValidator(h); v != nil {
+		return v
+	}
+	return acceptAll{}
+}
+
+// Create stores a new, empty session with its header line (published at
+// once: Head, Scan and Sessions see it). An id that exists, or is being
+// imported, is ErrConflict. The header must decode (codec rules); a header
+// that names a seedLength is refused with ErrInvalid, since only Fork and
+// Import can store inherited events.
+func (l *Log) Create(ctx context.Context, h codec.SessionHeader) error {
+	if err := l.beginWrite(); err != nil {
+		return err
+	}
+	defer l.ops.Done()
+	hdr, err := checkHeader(h)
+	if err != nil {
+		return err
+	}
+	id := hdr.ID
+	if hdr.SeedLength != 0 {
+		return invalidf("eventlog: create session %q: a header with seedLength %d is a fork child (use Fork or Import)",
+			errors.Safe(id), errors.Safe(hdr.SeedLength))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	unlock, err := l.locks.lock(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if l.staging.has(id) {
+		return conflictf("eventlog: create session %q: it is being imported or forked", errors.Safe(id))
+	}
+	headerRec := codec.EncodeRecord(nil, hdr.Raw)
+	head := Head{Header: hdr, LastTime: hdr.CreatedAt, Chain: ChainStart(headerRec)}
+	headRec, err := encodeEngineRecord(fromHead(&head))
+	if err != nil {
+		return err
+	}
+	err = l.commit(&commitReq{
+		size: len(headerRec) + len(headRec),
+		check: func(tx *bolt.Tx) error {
+			if sessionBucket(tx, id) != nil {
+				return conflictf("eventlog: create session %q: it exists already", errors.Safe(id))
+			}
+			return nil
+		},
+		write: func(tx *bolt.Tx) error {
+			b, err := tx.Bucket(bucketSessions).CreateBucket([]byte(id))
+			if err != nil {
+				return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(id))
+			}
+			if _, err := b.CreateBucket(bucketEvents); err != nil {
+				return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(id))
+			}
+			if err := b.Put(keyHeader, headerRec); err != nil {
+				return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(id))
+			}
+			return errors.Wrapf(b.Put(keyHead, headRec), "eventlog: create session %q", errors.Safe(id))
+		},
+	})
+	if err != nil {
+		l.cache.remove(id)
+		return err
+	}
+	l.cache.put(id, &sessionState{head: head, headRec: headRec, v: l.newValidator(hdr)})
+	return nil
+}
+
+// Append stores events atomically at the end of the session (SPEC §8.2).
+// The seqs must be contiguous (else ErrInvalid) and the first must be the
+// session's next seq (else ErrConflict). Every event is re-decoded from
+// its Raw and passed to the session's Validator before anything is
+// written; a refusal is ErrInvalid and changes nothing, in the store or in
+// memory. ctx is honoured until the events are queued for the commit; then
+// Append waits for the commit's result. Validators may keep views of the
+// events: do not modify their Raw afterwards.
+func (l *Log) Append(ctx context.Context, session string, events []codec.Event) error {
+	if err := l.beginWrite(); err != nil {
+		return err
+	}
+	defer l.ops.Done()
+	if len(events) == 0 {
+		return invalidf("eventlog: append to session %q: no events", errors.Safe(session))
+	}
+	first := events[0].Seq
+	decoded := make([]codec.Event, len(events))
+	size := 0
+	for i := range events {
+		d, err := checkEvent(session, &events[i], first+int64(i))
+		if err != nil {
+			return errors.Wrap(err, "eventlog: append")
+		}
+		decoded[i] = d
+		size += len(d.Raw) + 5
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	unlock, err := l.locks.lock(ctx, session)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := l.state(ctx, session)
+	if err != nil {
+		return errors.Wrapf(err, "eventlog: append to session %q", errors.Safe(session))
+	}
+	if first != st.head.Next {
+		return conflictf("eventlog: append to session %q: first seq %d, but the session's next seq is %d",
+			errors.Safe(session), errors.Safe(first), errors.Safe(st.head.Next))
+	}
+	for i := range decoded {
+		if err := validate(st.v, session, &decoded[i]); err != nil {
+			l.cache.remove(session)
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		l.cache.remove(session)
+		return err
+	}
+
+	// Records: one buffer, one slice per event; the new head.
+	buf := make([]byte, 0, size)
+	recs := make([][]byte, len(decoded))
+	head := st.head
+	ch := newChainer(head.Chain)
+	for i := range decoded {
+		start := len(buf)
+		buf = codec.EncodeRecord(buf, decoded[i].Raw)
+		recs[i] = buf[start:len(buf):len(buf)]
+		ch.add(decoded[i].Raw)
+		if decoded[i].Type == codec.TypeTurnStart {
+			head.Turns++
+		}
+	}
+	head.Next += int64(len(decoded))
+	head.LastTime = decoded[len(decoded)-1].Time
+	head.Chain = ch.c
+	head.StoredBytes += int64(size)
+	headRec, err := encodeEngineRecord(fromHead(&head))
+	if err != nil {
+		l.cache.remove(session)
+		return err
+	}
+	oldHead := st.headRec
+	err = l.commit(&commitReq{
+		size: size,
+		check: func(tx *bolt.Tx) error {
+			b := sessionBucket(tx, session)
+			if b == nil || !bytes.Equal(b.Get(keyHead), oldHead) {
+				return conflictf("eventlog: append to session %q: the session changed under this writer", errors.Safe(session))
+			}
+			return nil
+		},
+		write: func(tx *bolt.Tx) error {
+			if l.hookWrite != nil {
+				if err := l.hookWrite(session); err != nil {
+					return err
+				}
+			}
+			b := sessionBucket(tx, session)
+			eb, err := eventsBucket(b, session)
+			if err != nil {
+				return err
+			}
+			eb.FillPercent = 1.0 // append-only: full pages
+			for i, rec := range recs {
+				if err := eb.Put(seqKey(first+int64(i)), rec); err != nil {
+					return errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(first+int64(i)))
+				}
+			}
+			return errors.Wrapf(b.Put(keyHead, headRec), "eventlog: session %q head", errors.Safe(session))
+		},
+	})
+	if err != nil {
+		l.cache.remove(session)
+		return errors.Wrapf(err, "eventlog: append to session %q seqs %d..%d",
+			errors.Safe(session), errors.Safe(first), errors.Safe(head.Next-1))
+	}
+	st.head, st.headRec = head, headRec
+	l.cache.put(session, st)
+	return nil
+}
+
+// state returns the session's state from the cache, or rebuilds it from
+// the store: the head, and a fresh Validator fed every stored event. The
+// caller holds the session's lock and puts the state back (or not).
+func (l *Log) state(ctx context.Context, session string) (*sessionState, error) {
+	if st := l.cache.get(session); st != nil {
+		return st, nil
+	}
+	var headRec, headerRec []byte
+	err := l.view(func(tx *bolt.Tx) error {
+		_, h, hd, err := published(tx, session)
+		headRec, headerRec = clone(h), clone(hd)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	head, err := decodeStored(session, headRec, headerRec)
+	if err != nil {
+		return nil, err
+	}
+	st := &sessionState{head: head, headRec: headRec, v: l.newValidator(head.Header)}
+	if !l.replay || head.Next == 0 {
+		return st, nil
+	}
+	it := &iterator{l: l, ctx: ctx, session: session, next: 0, end: head.Next}
+	defer it.Close()
+	for {
+		ev, err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := st.v.Validate(&ev); err != nil {
+			return nil, errors.Wrapf(err, "eventlog: session %q: replaying stored seq %d through the validator",
+				errors.Safe(session), errors.Safe(ev.Seq))
+		}
+	}
+	return st, nil
+}

@@ -1,0 +1,48 @@
+package eventlog
+
+import (
+	"crypto/sha256"
+	"hash"
+)
+
+// chainDomain prefixes the first link of every chain hash (SPEC §8.2).
+// Part of the format: frozen.
+const chainDomain = "sessionlog/chain/1"
+
+// ChainStart returns c0, the chain hash of a session with no events:
+// SHA-256("sessionlog/chain/1" ‖ headerRecord), where headerRecord is the
+// stored (framed) header record, codec.EncodeRecord(header.Raw).
+func ChainStart(headerRecord []byte) [32]byte {
+	h := sha256.New()
+	h.Write([]byte(chainDomain))
+	h.Write(headerRecord)
+	var c [32]byte
+	h.Sum(c[:0])
+	return c
+}
+
+// ChainNext returns c(N+1) = SHA-256(cN ‖ payload), where payload is the
+// msgpack payload of event N (codec.Event.Raw, the record without its
+// frame).
+func ChainNext(c [32]byte, payload []byte) [32]byte {
+	h := sha256.New()
+	h.Write(c[:])
+	h.Write(payload)
+	h.Sum(c[:0])
+	return c
+}
+
+// chainer folds payloads into a chain hash, reusing one hash state.
+type chainer struct {
+	h hash.Hash
+	c [32]byte
+}
+
+func newChainer(c [32]byte) *chainer { return &chainer{h: sha256.New(), c: c} }
+
+func (ch *chainer) add(payload []byte) {
+	ch.h.Reset()
+	ch.h.Write(ch.c[:])
+	ch.h.Write(payload)
+	ch.h.Sum(ch.c[:0])
+}

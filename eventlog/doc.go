@@ -1,0 +1,65 @@
+// Package eventlog stores append-only, per-session event logs in one bbolt
+// file (SPEC §8): Log is the embedded implementation of the Store
+// interface, and package eventlogtest holds the conformance suite every
+// Store passes.
+//
+// # On-disk layout
+//
+// The bucket names, keys and record layouts below are part of the on-disk
+// format and frozen; a change needs a new FormatVersion.
+//
+//	root
+//	├── meta                                  bucket
+//	│   └── "format"  → engine record {f: FormatVersion}
+//	└── sessions                              bucket
+//	    └── <session id>                      bucket, one per session
+//	        ├── "header"  → record: msgpack image of the header line
+//	        ├── "head"    → engine record {n, t, l, c, b}   (present ⟺ published)
+//	        └── events                        bucket, FillPercent 1.0
+//	            ├── 00 00 00 00 00 00 00 00 → record: event seq 0
+//	            ├── 00 00 00 00 00 00 00 01 → record: event seq 1
+//	            └── …   key = seq, 8 bytes big-endian; value = record
+//
+// Every value is a record framed by codec.EncodeRecord: a version byte (1),
+// the msgpack payload, and a CRC32C (Castagnoli, big-endian) over both.
+// bbolt checksums only its meta pages, so the record CRC is what detects a
+// damaged data page. Event and header payloads are the order-preserving
+// msgpack images of their JSON (SPEC §2.7; see package codec). Engine
+// records are typed msgpack maps with short, permanent tags:
+//
+//	meta/format   f  int64    store format version (1)
+//	head          n  int64    next seq = number of events
+//	              t  int64    number of turn/start events
+//	              l  float64  time of the last event (createdAt if none)
+//	              c  bin 32   chain hash (SPEC §8.2; ChainStart, ChainNext)
+//	              b  int64    sum of the stored event record sizes
+//
+// A store whose format is newer than FormatVersion is refused with
+// ErrUnsupported, never misread.
+//
+// # Writes
+//
+// Append is atomic and durable when it returns: events are checked and
+// validated first (codec.DecodeEvent, then the session's Validator), and a
+// refused append writes nothing. Appends to different sessions that are
+// in flight together share one bbolt transaction and one fsync (group
+// commit, see commit.go); appends to one session are serialised, so a
+// second writer sees the first's effect (ErrConflict). Import and Fork
+// stage a session in several transactions and publish it with the final
+// head write; a read-write Open removes what a crash left unpublished.
+//
+// # Reads
+//
+// Scan reads in chunks, one short read transaction each, copying records
+// out of the mmap, so memory stays bounded whatever the session's length.
+// Records and HeaderRecord give verify and salvage the stored bytes.
+//
+// # Caveats
+//
+// Events returned by Scan alias their chunk's buffer: keeping one event
+// keeps its chunk alive. Values passed to the callback of Records are
+// valid only during the call. Damage that bbolt itself trips on (a zeroed
+// or truncated page) is reported as ErrCorrupt, never a crash; a panic
+// inside bbolt's own Open leaves its memory map behind, which is
+// harmless but not reclaimed until the process exits.
+package eventlog

@@ -1,0 +1,276 @@
+package eventlog
+
+import (
+	"context"
+	"io"
+
+	"github.com/cockroachdb/errors"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+// Reads go in chunks: each chunk is one read transaction that copies at
+// most chunkRecords records (or chunkBytes bytes, but at least one record)
+// out of the mmap, so a scan holds a bounded number of events in memory
+// and never keeps a transaction open between calls.
+const (
+	chunkRecords = 256
+	chunkBytes   = 4 << 20
+)
+
+// Scan returns an iterator over the session's events from seq from on, in
+// seq order, up to the session's next seq at the time of the call (events
+// appended later are not seen). It holds at most one chunk of events in
+// memory; events returned alias their chunk's buffer, which is never
+// reused. An unknown session is ErrNotFound; from < 0 is ErrInvalid; from
+// at or past the end yields io.EOF at once. Every record is checked
+// (frame, CRC, decode, seq = key); a failure is ErrCorrupt naming the
+// session and seq.
+func (l *Log) Scan(ctx context.Context, session string, from int64) (Iterator, error) {
+	if err := l.begin(); err != nil {
+		return nil, err
+	}
+	defer l.ops.Done()
+	if from < 0 {
+		return nil, invalidf("eventlog: scan session %q from seq %d", errors.Safe(session), errors.Safe(from))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var headRec []byte
+	err := l.view(func(tx *bolt.Tx) error {
+		_, h, _, err := published(tx, session)
+		headRec = clone(h)
+		return err
+	})
+	if err != nil {
+		return nil, errors.Wrapf(err, "eventlog: scan session %q", errors.Safe(session))
+	}
+	hr, err := decodeHead(headRec)
+	if err != nil {
+		return nil, errors.Wrapf(err, "eventlog: scan session %q: head record", errors.Safe(session))
+	}
+	return &iterator{l: l, ctx: ctx, session: session, next: from, end: hr.Next}, nil
+}
+
+// iterator is the Iterator of Scan.
+type iterator struct {
+	l       *Log
+	ctx     context.Context
+	session string
+	next    int64 // seq of the first event not yet loaded
+	end     int64 // seq to stop at
+	buf     []codec.Event
+	i       int
+	err     error // sticky
+	closed  bool
+}
+
+// Next returns the next event, io.EOF after the last, or an error naming
+// the session and seq. Errors are sticky.
+func (it *iterator) Next() (codec.Event, error) {
+	if it.closed {
+		return codec.Event{}, errors.Mark(errors.Newf("eventlog: scan of session %q: iterator is closed",
+			errors.Safe(it.session)), ErrClosed)
+	}
+	if it.err != nil {
+		return codec.Event{}, it.err
+	}
+	if it.i == len(it.buf) {
+		if it.next >= it.end {
+			it.err = io.EOF
+			return codec.Event{}, io.EOF
+		}
+		if err := it.load(); err != nil {
+			it.err = err
+			return codec.Event{}, err
+		}
+	}
+	ev := it.buf[it.i]
+	it.buf[it.i] = codec.Event{}
+	it.i++
+	return ev, nil
+}
+
+// Close releases the iterator. It may be called more than once.
+func (it *iterator) Close() error {
+	it.closed = true
+	it.buf = nil
+	return nil
+}
+
+// load reads and decodes the next chunk.
+func (it *iterator) load() error {
+	if err := it.ctx.Err(); err != nil {
+		return errors.Wrapf(err, "eventlog: scan of session %q at seq %d", errors.Safe(it.session), errors.Safe(it.next))
+	}
+	recs, err := it.l.readChunk(it.session, it.next, it.end)
+	if err != nil {
+		return err
+	}
+	evs := make([]codec.Event, len(recs))
+	for i, rec := range recs {
+		seq := it.next + int64(i)
+		ev, err := decodeStoredEvent(it.session, seq, rec)
+		if err != nil {
+			return err
+		}
+		evs[i] = ev
+	}
+	it.buf, it.i = evs, 0
+	it.next += int64(len(recs))
+	return nil
+}
+
+// decodeStoredEvent decodes the record stored under seq, checking its
+// frame, its payload and that its seq is its key. Failures are ErrCorrupt
+// (or ErrUnsupported for a newer record version) naming session and seq.
+func decodeStoredEvent(session string, seq int64, rec []byte) (codec.Event, error) {
+	payload, err := codec.DecodeRecord(rec)
+	if err != nil {
+		return codec.Event{}, errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(seq))
+	}
+	ev, err := codec.DecodeEvent(payload)
+	if err != nil {
+		return codec.Event{}, errors.Wrapf(asCorrupt(err), "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(seq))
+	}
+	if ev.Seq != seq {
+		return codec.Event{}, corruptf("eventlog: session %q: the record under key seq %d holds seq %d",
+			errors.Safe(session), errors.Safe(seq), errors.Safe(ev.Seq))
+	}
+	return ev, nil
+}
+
+// readChunk copies the records from seq from (up to end, one chunk) out of
+// the store, checking that their keys are exactly from, from+1, …. The
+// records share one new buffer.
+func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
+	if err := l.begin(); err != nil {
+		return nil, err
+	}
+	defer l.ops.Done()
+	var offs []int
+	var buf []byte
+	err := l.view(func(tx *bolt.Tx) error {
+		b, _, _, err := published(tx, session)
+		if err != nil {
+			return err
+		}
+		eb, err := eventsBucket(b, session)
+		if err != nil {
+			return err
+		}
+		c := eb.Cursor()
+		want := from
+		for k, v := c.Seek(seqKey(from)); want < end && len(offs) < chunkRecords && len(buf) < chunkBytes; k, v = c.Next() {
+			if k == nil {
+				return corruptf("eventlog: session %q: records of seqs %d..%d are missing",
+					errors.Safe(session), errors.Safe(want), errors.Safe(end-1))
+			}
+			seq, err := parseSeqKey(k)
+			if err != nil {
+				return errors.Wrapf(err, "eventlog: session %q after seq %d", errors.Safe(session), errors.Safe(want-1))
+			}
+			if seq != want {
+				return corruptf("eventlog: session %q seq %d: record is missing (the next key is seq %d)",
+					errors.Safe(session), errors.Safe(want), errors.Safe(seq))
+			}
+			if v == nil {
+				return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
+					errors.Safe(session), errors.Safe(seq))
+			}
+			buf = append(buf, v...)
+			offs = append(offs, len(buf))
+			want++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, errors.Wrapf(err, "eventlog: read session %q from seq %d", errors.Safe(session), errors.Safe(from))
+	}
+	recs := make([][]byte, len(offs))
+	start := 0
+	for i, end := range offs {
+		recs[i] = buf[start:end:end]
+		start = end
+	}
+	return recs, nil
+}
+
+// Records calls fn with every record stored in the session's events
+// bucket from key seq from on, in key order, as stored: the framed record,
+// not decoded, and its key decoded (an 8-byte big-endian seq; any other
+// key is ErrCorrupt and stops the walk). It does not stop at the head's
+// next seq nor check that seqs are contiguous: that is verify's job.
+// rec is valid only during the call. An error from fn stops the walk and
+// is returned as is. The walk reads in chunks, one read transaction each.
+func (l *Log) Records(ctx context.Context, session string, from int64, fn func(seq int64, rec []byte) error) error {
+	if from < 0 {
+		return invalidf("eventlog: records of session %q from seq %d", errors.Safe(session), errors.Safe(from))
+	}
+	var buf []byte
+	offs := make([]int, 0, chunkRecords)
+	seqs := make([]int64, 0, chunkRecords)
+	next := from
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		buf, offs, seqs = buf[:0], offs[:0], seqs[:0]
+		more := false
+		err := l.beginView(func(tx *bolt.Tx) error {
+			b, _, _, err := published(tx, session)
+			if err != nil {
+				return err
+			}
+			eb, err := eventsBucket(b, session)
+			if err != nil {
+				return err
+			}
+			c := eb.Cursor()
+			for k, v := c.Seek(seqKey(next)); k != nil; k, v = c.Next() {
+				if len(offs) == chunkRecords || len(buf) >= chunkBytes {
+					more = true
+					return nil
+				}
+				seq, err := parseSeqKey(k)
+				if err != nil {
+					return errors.Wrapf(err, "eventlog: session %q after seq %d", errors.Safe(session), errors.Safe(next-1))
+				}
+				if v == nil {
+					return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
+						errors.Safe(session), errors.Safe(seq))
+				}
+				buf = append(buf, v...)
+				offs = append(offs, len(buf))
+				seqs = append(seqs, seq)
+				next = seq + 1
+			}
+			return nil
+		})
+		if err != nil {
+			return errors.Wrapf(err, "eventlog: records of session %q", errors.Safe(session))
+		}
+		start := 0
+		for i, end := range offs {
+			if err := fn(seqs[i], buf[start:end:end]); err != nil {
+				return err
+			}
+			start = end
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
+// beginView is view for a method entry point: it fails with ErrClosed
+// after Close.
+func (l *Log) beginView(fn func(tx *bolt.Tx) error) error {
+	if err := l.begin(); err != nil {
+		return err
+	}
+	defer l.ops.Done()
+	return l.view(fn)
+}

@@ -1,0 +1,187 @@
+package eventlog
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+
+	"github.com/cockroachdb/errors"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+// Bucket names and keys. They are part of the on-disk format (see the
+// package doc): frozen. A change needs a new FormatVersion.
+var (
+	bucketMeta     = []byte("meta")
+	bucketSessions = []byte("sessions")
+	bucketEvents   = []byte("events")
+	keyFormat      = []byte("format")
+	keyHeader      = []byte("header")
+	keyHead        = []byte("head")
+)
+
+// FormatVersion is the store format this code reads and writes, recorded
+// under meta/format. Part of the on-disk format. A store with a newer
+// version is refused with ErrUnsupported, never misread (SPEC §8.4).
+const FormatVersion = 1
+
+// MaxSessionID bounds the length of a session id in bytes (it is a bbolt
+// key, whose own limit is 32 KiB).
+const MaxSessionID = 1024
+
+// seqKeyLen is the length of an event key: the seq as a big-endian uint64.
+const seqKeyLen = 8
+
+// seqKey returns the key of seq: 8 bytes, big-endian, so that bbolt's byte
+// order is seq order.
+func seqKey(seq int64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, seqKeyLen), uint64(seq))
+}
+
+// parseSeqKey decodes an event key, checking its length and range.
+func parseSeqKey(k []byte) (int64, error) {
+	if len(k) != seqKeyLen {
+		return 0, corruptf("eventlog: event key of %d bytes (want %d)", errors.Safe(len(k)), errors.Safe(seqKeyLen))
+	}
+	v := binary.BigEndian.Uint64(k)
+	if v > math.MaxInt64 {
+		return 0, corruptf("eventlog: event key %#x is out of range", errors.Safe(v))
+	}
+	return int64(v), nil
+}
+
+// metaRecord is the store's own record, under meta/format. Tags are part of
+// the on-disk format and permanent.
+type metaRecord struct {
+	// Format is the store format version (FormatVersion when written).
+	Format int64 `msgpack:"f"`
+}
+
+// headRecord is a session's head, under sessions/<id>/head. Its presence
+// publishes the session. Tags are part of the on-disk format and permanent.
+type headRecord struct {
+	// Next is the seq of the next event (= number of events stored).
+	Next int64 `msgpack:"n"`
+	// Turns counts turn/start events.
+	Turns int64 `msgpack:"t"`
+	// LastTime is the time of the last event, createdAt when there is none.
+	LastTime float64 `msgpack:"l"`
+	// Chain is the running chain hash (SPEC §8.2), 32 bytes.
+	Chain []byte `msgpack:"c"`
+	// Stored is the sum of the sizes of the stored event records.
+	Stored int64 `msgpack:"b"`
+}
+
+// headRecordFields is the number of fields of headRecord: a stored head
+// must have exactly these.
+const headRecordFields = 5
+
+// encodeEngineRecord encodes v (metaRecord or headRecord) with msgpack and
+// frames it as a record.
+func encodeEngineRecord(v interface{}) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	if err := enc.Encode(v); err != nil {
+		return nil, errors.Wrap(err, "eventlog: encode engine record")
+	}
+	return codec.EncodeRecord(nil, buf.Bytes()), nil
+}
+
+// engineRecordPayload checks the frame of an engine record (version byte,
+// CRC32C) and returns its payload. Engine records hold msgpack kinds
+// (binary) that codec.DecodeRecord refuses for events, so the frame is
+// checked here, against codec.EncodeRecord itself.
+func engineRecordPayload(rec []byte) ([]byte, error) {
+	if len(rec) < 1+1+4 {
+		return nil, corruptf("eventlog: record of %d bytes is too short", errors.Safe(len(rec)))
+	}
+	if len(rec) > 1<<16 {
+		return nil, corruptf("eventlog: engine record of %d bytes is too long", errors.Safe(len(rec)))
+	}
+	payload := rec[1 : len(rec)-4]
+	var tmp [256]byte
+	if !bytes.Equal(codec.EncodeRecord(tmp[:0], payload), rec) {
+		if rec[0] > codec.RecordVersion {
+			return nil, unsupportedf("eventlog: record format version %d is newer than %d",
+				errors.Safe(rec[0]), errors.Safe(codec.RecordVersion))
+		}
+		return nil, corruptf("eventlog: record crc or version mismatch")
+	}
+	return payload, nil
+}
+
+// decodeStrict decodes exactly one msgpack value from payload into v,
+// refusing trailing bytes and (when strict) unknown fields, and returns
+// the value's top-level map length. Failures are marked ErrCorrupt.
+func decodeStrict(payload []byte, v interface{}, strict bool) (int, error) {
+	r := bytes.NewReader(payload)
+	dec := msgpack.NewDecoder(r)
+	n, err := dec.DecodeMapLen()
+	if err != nil {
+		return 0, errors.Mark(errors.Wrap(err, "eventlog: engine record is not a map"), ErrCorrupt)
+	}
+	r.Reset(payload)
+	dec.Reset(r)
+	dec.DisallowUnknownFields(strict)
+	if err := dec.Decode(v); err != nil {
+		return 0, errors.Mark(errors.Wrap(err, "eventlog: decode engine record"), ErrCorrupt)
+	}
+	if r.Len() != 0 {
+		return 0, corruptf("eventlog: %d trailing bytes after the engine record", errors.Safe(r.Len()))
+	}
+	return n, nil
+}
+
+// decodeMeta decodes meta/format. Unknown fields are allowed (a newer
+// format may add some): the version decides.
+func decodeMeta(rec []byte) (metaRecord, error) {
+	payload, err := engineRecordPayload(rec)
+	if err != nil {
+		return metaRecord{}, err
+	}
+	var m metaRecord
+	if _, err := decodeStrict(payload, &m, false); err != nil {
+		return metaRecord{}, err
+	}
+	return m, nil
+}
+
+// decodeHead decodes a head record strictly: exactly the five fields,
+// values in range.
+func decodeHead(rec []byte) (headRecord, error) {
+	payload, err := engineRecordPayload(rec)
+	if err != nil {
+		return headRecord{}, err
+	}
+	var h headRecord
+	n, err := decodeStrict(payload, &h, true)
+	if err != nil {
+		return headRecord{}, err
+	}
+	switch {
+	case n != headRecordFields:
+		return headRecord{}, corruptf("eventlog: head record has %d fields (want %d)", errors.Safe(n), errors.Safe(headRecordFields))
+	case len(h.Chain) != 32:
+		return headRecord{}, corruptf("eventlog: head record chain hash of %d bytes", errors.Safe(len(h.Chain)))
+	case h.Next < 0 || h.Turns < 0 || h.Turns > h.Next || h.Stored < 0:
+		return headRecord{}, corruptf("eventlog: head record counts out of range (next %d, turns %d, stored %d)",
+			errors.Safe(h.Next), errors.Safe(h.Turns), errors.Safe(h.Stored))
+	case math.IsNaN(h.LastTime) || math.IsInf(h.LastTime, 0):
+		return headRecord{}, corruptf("eventlog: head record time is not finite")
+	}
+	return h, nil
+}
+
+// toHead converts a decoded head record and header to the API's Head.
+func (h headRecord) toHead(hdr codec.SessionHeader) Head {
+	out := Head{Header: hdr, Next: h.Next, Turns: h.Turns, LastTime: h.LastTime, StoredBytes: h.Stored}
+	copy(out.Chain[:], h.Chain)
+	return out
+}
+
+// fromHead is the head record of hd.
+func fromHead(hd *Head) headRecord {
+	return headRecord{Next: hd.Next, Turns: hd.Turns, LastTime: hd.LastTime, Chain: hd.Chain[:], Stored: hd.StoredBytes}
+}

@@ -1,0 +1,589 @@
+package eventlog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+// Log is the embedded Store: one bbolt file holding any number of
+// sessions, in the layout of the package doc. It is safe for concurrent
+// use. Open it with Open and release it with Close.
+//
+// Goroutines: a read-write Log runs one committer goroutine (see
+// commit.go), started by Open and ended by Close once every in-flight
+// write has been answered. A read-only Log runs none. No method leaves a
+// goroutine behind.
+type Log struct {
+	db       *bolt.DB
+	path     string
+	opts     Options // defaults applied
+	readOnly bool
+	// replay is whether a cache miss must replay the stored events through
+	// a fresh Validator (false for the accept-all default).
+	replay bool
+
+	mu     sync.RWMutex // guards closed
+	closed bool
+	ops    sync.WaitGroup // methods in flight
+	once   sync.Once
+
+	queue         chan *commitReq
+	committerDone chan struct{}
+
+	locks   sessionLocks
+	cache   *stateCache
+	staging staging
+
+	commits, committed atomic.Int64 // see CommitStats
+
+	// Test hooks, set only by tests before the Log is used: hookBatch runs
+	// in the committer before each batch, hookWrite in each append's write.
+	hookBatch func(n int)
+	hookWrite func(session string) error
+}
+
+// CommitStats reports the group commit's work since Open: the number of
+// write transactions the committer ran (retries included) and the number
+// of writes (Create and Append calls) they committed.
+func (l *Log) CommitStats() (transactions, writes int64) {
+	return l.commits.Load(), l.committed.Load()
+}
+
+var _ Store = (*Log)(nil)
+
+// Defaults of Options.
+const (
+	DefaultLockTimeout    = time.Second
+	DefaultValidatorCache = 256
+	DefaultImportBatch    = 4096
+)
+
+// noFreelistSync is passed to bbolt as NoFreelistSync. Writing the
+// freelist costs a page per commit; without it, a read-write Open scans
+// the whole file to rebuild the freelist. BenchmarkFreelistSync measures
+// both; the gain of skipping it did not pay for the slower Open.
+const noFreelistSync = false
+
+// withDefaults returns o with its zero values replaced by the defaults.
+func (o Options) withDefaults() Options {
+	if o.LockTimeout == 0 {
+		o.LockTimeout = DefaultLockTimeout
+	}
+	if o.ValidatorCache <= 0 {
+		o.ValidatorCache = DefaultValidatorCache
+	}
+	if o.ImportBatch <= 0 {
+		o.ImportBatch = DefaultImportBatch
+	}
+	return o
+}
+
+// Open opens the store at path, creating it unless opts.ReadOnly (see
+// Options). It waits up to LockTimeout for a store held by another Log
+// (in this or another process), then fails with ErrLocked. A read-only
+// Open of a missing or empty file fails with ErrNotFound and creates
+// nothing. A store of a newer format is ErrUnsupported; a file that is not
+// a store, or is damaged, is ErrCorrupt. A read-write Open removes the
+// unpublished sessions left by an import that crashed.
+func Open(path string, opts *Options) (*Log, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o = o.withDefaults()
+	if o.ReadOnly {
+		fi, err := os.Stat(path)
+		switch {
+		case os.IsNotExist(err):
+			return nil, errors.WithHint(notFoundf("eventlog: no store at %s", errors.Safe(path)),
+				"check the --db path, or $LOGTOOL_DB")
+		case err != nil:
+			return nil, errors.Wrapf(err, "eventlog: open %s", errors.Safe(path))
+		case fi.IsDir():
+			return nil, notFoundf("eventlog: no store at %s (it is a directory)", errors.Safe(path))
+		case fi.Size() == 0:
+			return nil, notFoundf("eventlog: no store at %s (the file is empty)", errors.Safe(path))
+		}
+	}
+	db, err := openBolt(path, o, 0)
+	if err != nil {
+		return nil, err
+	}
+	l := &Log{db: db, path: path, opts: o, readOnly: o.ReadOnly, replay: o.NewValidator != nil,
+		cache: newStateCache(o.ValidatorCache)}
+	if err := l.checkSize(); err != nil {
+		_ = l.db.Close() // no-op when checkSize closed it already
+		return nil, err
+	}
+	if err := l.prepare(); err != nil {
+		return nil, errors.CombineErrors(err, l.db.Close())
+	}
+	if !l.readOnly {
+		l.queue = make(chan *commitReq, maxBatch)
+		l.committerDone = make(chan struct{})
+		go l.committer()
+	}
+	return l, nil
+}
+
+// openBolt opens the bbolt file, classifying failures. mmapSize, when not
+// 0, is the minimum size to map.
+func openBolt(path string, o Options, mmapSize int) (*bolt.DB, error) {
+	var file *os.File
+	bo := &bolt.Options{
+		Timeout:         o.LockTimeout,
+		ReadOnly:        o.ReadOnly,
+		NoSync:          o.NoSync,
+		NoFreelistSync:  noFreelistSync,
+		InitialMmapSize: mmapSize,
+		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+			f, err := os.OpenFile(name, flag, perm)
+			file = f
+			return f, err
+		},
+	}
+	var db *bolt.DB
+	err := guard(func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, bo)
+		return err
+	})
+	if err == nil {
+		return db, nil
+	}
+	if file != nil {
+		// After a panic inside bolt.Open the file is still open and
+		// locked; closing it releases the lock. (Closing a file that
+		// bolt.Open closed already is harmless.)
+		_ = file.Close()
+	}
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, errors.WithHint(
+			errors.Mark(errors.Newf("eventlog: store %s is locked by another process (waited %s)",
+				errors.Safe(path), errors.Safe(o.LockTimeout)), ErrLocked),
+			"another logtool or host holds it; retry when it is done")
+	case errors.IsAny(err, berrors.ErrInvalid, berrors.ErrVersionMismatch, berrors.ErrChecksum):
+		return nil, errors.WithHint(errors.Mark(errors.Wrapf(err, "eventlog: %s is not a session store or is damaged",
+			errors.Safe(path)), ErrCorrupt), "if it is a damaged store, 'logtool salvage' copies out what still verifies")
+	case errors.Is(err, ErrCorrupt):
+		return nil, errors.Wrapf(err, "eventlog: open %s", errors.Safe(path))
+	}
+	return nil, errors.Wrapf(err, "eventlog: open %s", errors.Safe(path))
+}
+
+// checkSize compares the file's size with the size its last transaction
+// needs. A shorter file was truncated: a read-write Open refuses it; a
+// read-only one maps the whole needed size, so that reading a missing page
+// faults (and is reported as corruption) instead of reading past the map.
+func (l *Log) checkSize() error {
+	var need int64
+	if err := guard(func() error {
+		return l.db.View(func(tx *bolt.Tx) error { need = tx.Size(); return nil })
+	}); err != nil {
+		return errors.Wrapf(err, "eventlog: open %s", errors.Safe(l.path))
+	}
+	fi, err := os.Stat(l.path)
+	if err != nil {
+		return errors.Wrapf(err, "eventlog: open %s", errors.Safe(l.path))
+	}
+	if fi.Size() >= need {
+		return nil
+	}
+	err = errors.WithHint(corruptf("eventlog: store %s is truncated: %d bytes, its last transaction needs %d",
+		errors.Safe(l.path), errors.Safe(fi.Size()), errors.Safe(need)),
+		"open it read-only ('logtool verify', 'logtool salvage') to see and copy out what remains")
+	if !l.readOnly {
+		return err
+	}
+	if need > 1<<40 {
+		return err
+	}
+	if cerr := l.db.Close(); cerr != nil {
+		return errors.CombineErrors(err, cerr)
+	}
+	// Closed; Open's error path closes it again, which bbolt allows.
+	db, oerr := openBolt(l.path, l.opts, int(need))
+	if oerr != nil {
+		return oerr
+	}
+	l.db = db
+	return nil
+}
+
+// prepare checks the store's format and, read-write, initialises a new
+// store and removes unpublished sessions.
+func (l *Log) prepare() error {
+	var init bool
+	var stale [][]byte
+	err := guard(func() error {
+		return l.db.View(func(tx *bolt.Tx) error {
+			var err error
+			init, err = checkFormat(tx)
+			if err != nil || init {
+				return err
+			}
+			stale, err = unpublished(tx)
+			return err
+		})
+	})
+	if err != nil {
+		return errors.Wrapf(err, "eventlog: open %s", errors.Safe(l.path))
+	}
+	if l.readOnly || (!init && len(stale) == 0) {
+		return nil
+	}
+	err = guard(func() error {
+		return l.db.Update(func(tx *bolt.Tx) error {
+			if init {
+				return initStore(tx)
+			}
+			b := tx.Bucket(bucketSessions)
+			for _, id := range stale {
+				if err := b.DeleteBucket(id); err != nil {
+					return errors.Wrapf(err, "eventlog: remove unpublished session %q", errors.Safe(string(id)))
+				}
+			}
+			return nil
+		})
+	})
+	return errors.Wrapf(err, "eventlog: open %s", errors.Safe(l.path))
+}
+
+// checkFormat checks meta/format. It reports init when the file holds no
+// bucket at all (a new store).
+func checkFormat(tx *bolt.Tx) (init bool, err error) {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		k, _ := tx.Cursor().First()
+		if k == nil {
+			return true, nil
+		}
+		return false, corruptf("eventlog: the file is a bbolt database but not a session store (no %q bucket)",
+			errors.Safe(string(bucketMeta)))
+	}
+	rec := meta.Get(keyFormat)
+	if rec == nil {
+		return false, corruptf("eventlog: meta/format is missing")
+	}
+	m, err := decodeMeta(rec)
+	if err != nil {
+		return false, errors.Wrap(err, "eventlog: meta/format")
+	}
+	switch {
+	case m.Format > FormatVersion:
+		return false, errors.WithHint(unsupportedf("eventlog: store format %d is newer than this program's %d",
+			errors.Safe(m.Format), errors.Safe(FormatVersion)), "use a newer logtool")
+	case m.Format < 1:
+		return false, corruptf("eventlog: store format %d is unknown", errors.Safe(m.Format))
+	}
+	if tx.Bucket(bucketSessions) == nil {
+		return false, corruptf("eventlog: the %q bucket is missing", errors.Safe(string(bucketSessions)))
+	}
+	return false, nil
+}
+
+// initStore writes the buckets and meta/format of a new store.
+func initStore(tx *bolt.Tx) error {
+	rec, err := encodeEngineRecord(&metaRecord{Format: FormatVersion})
+	if err != nil {
+		return err
+	}
+	meta, err := tx.CreateBucket(bucketMeta)
+	if err != nil {
+		return errors.Wrap(err, "eventlog: create meta bucket")
+	}
+	if err := meta.Put(keyFormat, rec); err != nil {
+		return errors.Wrap(err, "eventlog: write meta/format")
+	}
+	if _, err := tx.CreateBucket(bucketSessions); err != nil {
+		return errors.Wrap(err, "eventlog: create sessions bucket")
+	}
+	return nil
+}
+
+// unpublished lists the session buckets that have no head.
+func unpublished(tx *bolt.Tx) ([][]byte, error) {
+	var ids [][]byte
+	c := tx.Bucket(bucketSessions).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil {
+			continue // not a bucket: reported by the readers
+		}
+		if tx.Bucket(bucketSessions).Bucket(k).Get(keyHead) == nil {
+			ids = append(ids, append([]byte(nil), k...))
+		}
+	}
+	return ids, nil
+}
+
+// Close waits for the methods in flight (an Append waits for its commit),
+// stops the committer and closes the file. It may be called more than
+// once; later calls return nil.
+func (l *Log) Close() error {
+	var err error
+	l.once.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		l.mu.Unlock()
+		l.ops.Wait()
+		if l.queue != nil {
+			close(l.queue)
+			<-l.committerDone
+		}
+		err = errors.Wrapf(l.db.Close(), "eventlog: close %s", errors.Safe(l.path))
+	})
+	return err
+}
+
+// Path is the store's file.
+func (l *Log) Path() string { return l.path }
+
+// begin registers a method in flight; the caller must call l.ops.Done.
+func (l *Log) begin() error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.closed {
+		return errors.Mark(errors.NewWithDepthf(1, "eventlog: store %s is closed", errors.Safe(l.path)), ErrClosed)
+	}
+	l.ops.Add(1)
+	return nil
+}
+
+// beginWrite is begin for the write methods.
+func (l *Log) beginWrite() error {
+	if err := l.begin(); err != nil {
+		return err
+	}
+	if l.readOnly {
+		l.ops.Done()
+		return errors.Mark(errors.NewWithDepthf(1, "eventlog: store %s is open read-only", errors.Safe(l.path)), ErrReadOnly)
+	}
+	return nil
+}
+
+// guard runs fn, which uses bbolt, so that damage on disk cannot crash the
+// process: bbolt panics on some malformed pages, and a page that lies past
+// the end of a truncated file faults when read through the mmap. Both
+// become an ErrCorrupt error (the panic text is kept, unredacted: it
+// holds page ids, never content).
+func guard(fn func() error) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			err = corruptf("eventlog: the store file is damaged: %s", errors.Safe(fmt.Sprint(r)))
+		}
+	}()
+	return fn()
+}
+
+// view runs fn in a read transaction under guard.
+func (l *Log) view(fn func(tx *bolt.Tx) error) error {
+	return guard(func() error { return l.db.View(fn) })
+}
+
+// update runs fn in a write transaction under guard (outside the group
+// commit: used by Import and Fork staging).
+func (l *Log) update(fn func(tx *bolt.Tx) error) error {
+	return guard(func() error { return l.db.Update(fn) })
+}
+
+// sessionBucket returns the bucket of a session, published or not; nil
+// when there is none.
+func sessionBucket(tx *bolt.Tx, id string) *bolt.Bucket {
+	ss := tx.Bucket(bucketSessions)
+	if ss == nil {
+		return nil // an empty store opened read-only
+	}
+	return ss.Bucket([]byte(id))
+}
+
+// published returns the bucket of a published session, and its stored head
+// and header records (aliasing the transaction). A missing or unpublished
+// session is ErrNotFound.
+func published(tx *bolt.Tx, id string) (b *bolt.Bucket, headRec, headerRec []byte, err error) {
+	b = sessionBucket(tx, id)
+	if b == nil {
+		return nil, nil, nil, noSession(id)
+	}
+	headRec = b.Get(keyHead)
+	if headRec == nil {
+		return nil, nil, nil, noSession(id)
+	}
+	headerRec = b.Get(keyHeader)
+	if headerRec == nil {
+		return nil, nil, nil, corruptf("eventlog: session %q has no header record", errors.Safe(id))
+	}
+	return b, headRec, headerRec, nil
+}
+
+// eventsBucket returns the events bucket of a session bucket.
+func eventsBucket(b *bolt.Bucket, id string) (*bolt.Bucket, error) {
+	eb := b.Bucket(bucketEvents)
+	if eb == nil {
+		return nil, corruptf("eventlog: session %q has no events bucket", errors.Safe(id))
+	}
+	return eb, nil
+}
+
+// decodeStored decodes a session's head and header records (copies, not
+// aliasing the transaction).
+func decodeStored(id string, headRec, headerRec []byte) (Head, error) {
+	hr, err := decodeHead(headRec)
+	if err != nil {
+		return Head{}, errors.Wrapf(err, "eventlog: session %q: head record", errors.Safe(id))
+	}
+	payload, err := codec.DecodeRecord(headerRec)
+	if err != nil {
+		return Head{}, errors.Wrapf(err, "eventlog: session %q: header record", errors.Safe(id))
+	}
+	hdr, err := codec.DecodeSessionHeader(payload)
+	if err != nil {
+		return Head{}, errors.Wrapf(asCorrupt(err), "eventlog: session %q: header record", errors.Safe(id))
+	}
+	if hdr.ID != id {
+		return Head{}, corruptf("eventlog: session %q: header record names session %q", errors.Safe(id), errors.Safe(hdr.ID))
+	}
+	return hr.toHead(hdr), nil
+}
+
+// Head returns the session's head record; ErrNotFound if the session does
+// not exist or is not published.
+func (l *Log) Head(ctx context.Context, session string) (Head, error) {
+	if err := l.begin(); err != nil {
+		return Head{}, err
+	}
+	defer l.ops.Done()
+	if err := ctx.Err(); err != nil {
+		return Head{}, err
+	}
+	var headRec, headerRec []byte
+	err := l.view(func(tx *bolt.Tx) error {
+		_, h, hd, err := published(tx, session)
+		headRec, headerRec = clone(h), clone(hd)
+		return err
+	})
+	if err != nil {
+		return Head{}, errors.Wrapf(err, "eventlog: head of session %q", errors.Safe(session))
+	}
+	return decodeStored(session, headRec, headerRec)
+}
+
+// Sessions returns the heads of all published sessions, ordered by id
+// (bytewise).
+func (l *Log) Sessions(ctx context.Context) ([]Head, error) {
+	if err := l.begin(); err != nil {
+		return nil, err
+	}
+	defer l.ops.Done()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	type rec struct {
+		id              string
+		head, headerRec []byte
+	}
+	var recs []rec
+	err := l.view(func(tx *bolt.Tx) error {
+		ss := tx.Bucket(bucketSessions)
+		if ss == nil {
+			return nil
+		}
+		c := ss.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if v != nil {
+				return corruptf("eventlog: sessions/%q is a value, not a session bucket", errors.Safe(string(k)))
+			}
+			b := ss.Bucket(k)
+			h := b.Get(keyHead)
+			if h == nil {
+				continue
+			}
+			recs = append(recs, rec{id: string(k), head: clone(h), headerRec: clone(b.Get(keyHeader))})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, errors.Wrap(err, "eventlog: list sessions")
+	}
+	heads := make([]Head, 0, len(recs))
+	for _, r := range recs {
+		if r.headerRec == nil {
+			return nil, corruptf("eventlog: session %q has no header record", errors.Safe(r.id))
+		}
+		h, err := decodeStored(r.id, r.head, r.headerRec)
+		if err != nil {
+			return nil, err
+		}
+		heads = append(heads, h)
+	}
+	return heads, nil
+}
+
+// SessionIDs returns the ids of all published sessions, ordered by id,
+// without decoding their records (for verify and salvage, which must list
+// sessions whose records are damaged).
+func (l *Log) SessionIDs(ctx context.Context) ([]string, error) {
+	if err := l.begin(); err != nil {
+		return nil, err
+	}
+	defer l.ops.Done()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var ids []string
+	err := l.view(func(tx *bolt.Tx) error {
+		ss := tx.Bucket(bucketSessions)
+		if ss == nil {
+			return nil
+		}
+		c := ss.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if v == nil && ss.Bucket(k).Get(keyHead) != nil {
+				ids = append(ids, string(k))
+			}
+		}
+		return nil
+	})
+	return ids, errors.Wrap(err, "eventlog: list sessions")
+}
+
+// HeaderRecord returns a copy of the stored header record of a published
+// session: the framed record, codec.EncodeRecord(header.Raw), as the chain
+// hash starts from it (ChainStart). It is not decoded.
+func (l *Log) HeaderRecord(ctx context.Context, session string) ([]byte, error) {
+	if err := l.begin(); err != nil {
+		return nil, err
+	}
+	defer l.ops.Done()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var rec []byte
+	err := l.view(func(tx *bolt.Tx) error {
+		_, _, hd, err := published(tx, session)
+		rec = clone(hd)
+		return err
+	})
+	return rec, errors.Wrapf(err, "eventlog: header of session %q", errors.Safe(session))
+}
+
+// clone copies b out of a transaction (bbolt values alias the mmap).
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(b)), b...)
+}
