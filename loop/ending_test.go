@@ -36,7 +36,9 @@ func (e codedErr) Code() string  { return e.code }
 
 type failingProvider struct{ err error }
 
-func (p failingProvider) Stream(context.Context, *loop.Request) (loop.Stream, error) { return nil, p.err }
+func (p failingProvider) Stream(context.Context, *loop.Request) (loop.Stream, error) {
+	return nil, p.err
+}
 
 func TestProviderErrorEndsTurn(t *testing.T) {
 	for _, tc := range []struct {
