@@ -53,8 +53,8 @@ func (f fields) object(path string, fn func(key string) error) error {
 			return err
 		}
 		if k.Kind != codec.KindString {
-			return errors.Mark(errors.Newf("header: %s: object key is a %s",
-				errors.Safe(path), errors.Safe(k.Kind.String())), ErrCorrupt)
+			return corruptf("header: %s: object key is a %s",
+				errors.Safe(path), errors.Safe(k.Kind.String()))
 		}
 		if err := fn(string(k.Str)); err != nil {
 			return err

@@ -22,6 +22,11 @@ func invalidf(format string, args ...interface{}) error {
 	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
 }
 
+// corruptf returns an error marked ErrCorrupt, created one frame up.
+func corruptf(format string, args ...interface{}) error {
+	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
+}
+
 // corrupt marks a reader failure as corruption unless it is classified
 // already.
 func corrupt(err error) error {
