@@ -108,7 +108,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return errors.Wrap(err, "export")
+		return errors.Wrapf(err, "export to %s", errors.Safe(path))
 	}
 	tmp := f.Name()
 	defer func() {
@@ -121,16 +121,16 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	if err := f.Chmod(mode); err != nil {
-		return errors.Wrap(err, "export")
+		return errors.Wrapf(err, "export to %s", errors.Safe(path))
 	}
 	if err := f.Sync(); err != nil {
-		return errors.Wrap(err, "export")
+		return errors.Wrapf(err, "export to %s", errors.Safe(path))
 	}
 	if err := f.Close(); err != nil {
-		return errors.Wrap(err, "export")
+		return errors.Wrapf(err, "export to %s", errors.Safe(path))
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return errors.Wrap(err, "export")
+		return errors.Wrapf(err, "export to %s", errors.Safe(path))
 	}
 	syncDir(dir)
 	return nil

@@ -76,8 +76,12 @@ func runFork(ctx context.Context, opts forkOptions, args []string, stdout, _ io.
 				errors.Mark(errors.Newf("fork: session %s exists already", errors.Safe(id)), eventlog.ErrConflict),
 				"choose another --id, or leave it out for a new random one")
 		}
-		return errors.WithHintf(errors.Wrapf(err, "fork %s at %d", errors.Safe(source), errors.Safe(opts.at)),
-			"a fork starts after a turn/end; 'logtool show %s --type turn/end' lists them", errors.Safe(source))
+		err = errors.Wrapf(err, "fork %s at %d", errors.Safe(source), errors.Safe(opts.at))
+		if errors.Is(err, eventlog.ErrInvalid) {
+			err = errors.WithHintf(err, "a fork starts after a turn/end; 'logtool show %s --type turn/end' lists them",
+				errors.Safe(source))
+		}
+		return err
 	}
 	_, err = fmt.Fprintln(stdout, id)
 	return errors.Wrap(err, "fork: write output")

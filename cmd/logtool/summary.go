@@ -44,7 +44,7 @@ func summarize(ev *codec.Event) string {
 		s.source(d.Source)
 		s.content(d.Content)
 		if r, ok, _ := lookup(ev.Raw, "data", "reason"); ok {
-			s.add("reason " + quote(jsonOf(r)))
+			s.add("reason " + quoteJSON(jsonOf(r)))
 		}
 	case *codec.ContextMessage:
 		s.source(d.Source)
@@ -199,11 +199,11 @@ func (s *summary) header(h []byte) {
 		switch k {
 		case "system":
 			text := string(scalar(v).Str)
-			parts = append(parts, "system "+size(len(text))+" in "+itoa(int64(strings.Count(text, "\n")+1))+" lines")
+			parts = append(parts, "system "+size(len(text))+" in "+count(strings.Count(text, "\n")+1, "line", "lines"))
 		case "tools":
-			parts = append(parts, itoa(int64(scalar(v).N))+" tools "+size(len(jsonOf(v))))
+			parts = append(parts, count(scalar(v).N, "tool", "tools")+" "+size(len(jsonOf(v))))
 		case "messagePrefix":
-			parts = append(parts, "prefix of "+itoa(int64(scalar(v).N))+" messages "+size(len(jsonOf(v))))
+			parts = append(parts, "prefix of "+count(scalar(v).N, "message", "messages")+" "+size(len(jsonOf(v))))
 		}
 		return nil
 	})
@@ -232,7 +232,11 @@ func (s *summary) delta(d []byte) {
 		case "config":
 			parts = append(parts, "config "+lookupString(v, "model"))
 		case "messagePrefix":
-			parts = append(parts, "prefix of "+itoa(int64(scalar(v).N))+" messages")
+			if n := scalar(v).N; n > 0 {
+				parts = append(parts, "prefix of "+count(n, "message", "messages"))
+			} else {
+				parts = append(parts, "prefix removed")
+			}
 		default:
 			parts = append(parts, k)
 		}
@@ -265,6 +269,9 @@ func sourceName(src []byte) string {
 	}
 	return kind
 }
+
+// count returns n and the noun that fits it.
+func count(n int, one, many string) string { return strconv.Itoa(n) + " " + plural(n, one, many) }
 
 // step names a step T.S.
 func step(turn, step int64) string { return itoa(turn) + "." + itoa(step) }
