@@ -22,6 +22,11 @@
 //     compaction bracket that replaces a span of history by a summary.
 //   - loop: the agent loop, which writes the log and sends only requests
 //     that rebuild from it.
+//   - scenario: the loop driven offline by a scripted model, from a
+//     scenario file.
+//   - verify: the end-to-end check of a stored session: records, chain
+//     hash, every rule of the log, every step's rebuild and digest.
+//   - fuzz: native fuzz targets for the codec's exported API.
 //   - cmd/logtool: the command line: import, export, ls, show, stat, fork
 //     and demo.
 //
