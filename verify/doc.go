@@ -1,0 +1,12 @@
+// Package verify checks a stored session end to end (SPEC §10 verify):
+// the records (frame, CRC, key = seq, no gaps), the chain hash and count
+// of the head, every rule of the log through the same fold the store
+// validates appends with, the turn structure of SPEC §3.1 (warnings unless
+// strict), that every step rebuilds, and every recorded request digest,
+// including those a fork child inherited, which are checked with the id of
+// the session that wrote them.
+//
+// Verify reads; it never writes. A session that cannot be rebuilt past a
+// damaged record is reported there, and its later records are still
+// checked for damage.
+package verify
