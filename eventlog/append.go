@@ -3,6 +3,7 @@ package eventlog
 import (
 	"bytes"
 	"context"
+	"github.com/sessionlog/sessionlog/rebuild"
 	"io"
 
 	"github.com/cockroachdb/errors"
@@ -72,7 +73,7 @@ func validate(v Validator, session string, ev *codec.Event) error {
 // newValidator returns the validation state of a new session.
 func (l *Log) newValidator(h codec.SessionHeader) Validator {
 	if l.opts.NewValidator == nil {
-		return acceptAll{}
+		return rebuild.Validator(h)
 	}
 	if v := l.opts.NewValidator(h); v != nil {
 		return v
