@@ -152,6 +152,7 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 	defer l.ops.Done()
 	var offs []int
 	var buf []byte
+	want := from // the seq being read, also after a panic in bbolt
 	err := l.view(func(tx *bolt.Tx) error {
 		b, _, _, err := published(tx, session)
 		if err != nil {
@@ -162,7 +163,6 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 			return err
 		}
 		c := eb.Cursor()
-		want := from
 		for k, v := c.Seek(seqKey(from)); want < end && len(offs) < chunkRecords && len(buf) < chunkBytes; k, v = c.Next() {
 			if k == nil {
 				return corruptf("eventlog: session %q: records of seqs %d..%d are missing",
@@ -170,7 +170,7 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 			}
 			seq, err := parseSeqKey(k)
 			if err != nil {
-				return errors.Wrapf(err, "eventlog: session %q after seq %d", errors.Safe(session), errors.Safe(want-1))
+				return errors.Wrapf(err, "eventlog: session %q seq %d: bad key", errors.Safe(session), errors.Safe(want))
 			}
 			if seq != want {
 				return corruptf("eventlog: session %q seq %d: record is missing (the next key is seq %d)",
@@ -187,7 +187,10 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, errors.Wrapf(err, "eventlog: read session %q from seq %d", errors.Safe(session), errors.Safe(from))
+		if errors.Is(err, ErrNotFound) {
+			return nil, err
+		}
+		return nil, errors.Wrapf(err, "eventlog: read session %q at seq %d", errors.Safe(session), errors.Safe(want))
 	}
 	recs := make([][]byte, len(offs))
 	start := 0
@@ -199,7 +202,7 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 }
 
 // Records calls fn with every record stored in the session's events
-// bucket from key seq from on, in key order, as stored: the framed record,
+// bucket from key seq from on (from 0: every key), in key order, as stored: the framed record,
 // not decoded, and its key decoded (an 8-byte big-endian seq; any other
 // key is ErrCorrupt and stops the walk). It does not stop at the head's
 // next seq nor check that seqs are contiguous: that is verify's job.
@@ -229,14 +232,18 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 				return err
 			}
 			c := eb.Cursor()
-			for k, v := c.Seek(seqKey(next)); k != nil; k, v = c.Next() {
+			k, v := c.Seek(seqKey(next))
+			if next == 0 {
+				k, v = c.First() // keys that sort before seq 0 are damage too
+			}
+			for ; k != nil; k, v = c.Next() {
 				if len(offs) == chunkRecords || len(buf) >= chunkBytes {
 					more = true
 					return nil
 				}
 				seq, err := parseSeqKey(k)
 				if err != nil {
-					return errors.Wrapf(err, "eventlog: session %q after seq %d", errors.Safe(session), errors.Safe(next-1))
+					return errors.Wrapf(err, "eventlog: session %q: a key among the records from seq %d", errors.Safe(session), errors.Safe(next))
 				}
 				if v == nil {
 					return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",

@@ -3,6 +3,7 @@ package eventlog
 import (
 	"bytes"
 	"encoding/binary"
+	"hash/crc32"
 	"math"
 
 	"github.com/cockroachdb/errors"
@@ -74,6 +75,11 @@ type headRecord struct {
 	Stored int64 `msgpack:"b"`
 }
 
+// maxEngineRecord bounds an engine record's size when decoding.
+const maxEngineRecord = 1 << 16
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // headRecordFields is the number of fields of headRecord: a stored head
 // must have exactly these.
 const headRecordFields = 5
@@ -83,33 +89,36 @@ const headRecordFields = 5
 func encodeEngineRecord(v interface{}) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
 	if err := enc.Encode(v); err != nil {
 		return nil, errors.Wrap(err, "eventlog: encode engine record")
 	}
 	return codec.EncodeRecord(nil, buf.Bytes()), nil
 }
 
-// engineRecordPayload checks the frame of an engine record (version byte,
-// CRC32C) and returns its payload. Engine records hold msgpack kinds
-// (binary) that codec.DecodeRecord refuses for events, so the frame is
-// checked here, against codec.EncodeRecord itself.
+// engineRecordPayload checks the frame of an engine record (CRC32C,
+// version byte; the layout of codec.EncodeRecord) and returns its payload.
+// Engine records hold msgpack kinds (binary) that codec.DecodeRecord
+// refuses for events, so the frame is checked here.
 func engineRecordPayload(rec []byte) ([]byte, error) {
 	if len(rec) < 1+1+4 {
 		return nil, corruptf("eventlog: record of %d bytes is too short", errors.Safe(len(rec)))
 	}
-	if len(rec) > 1<<16 {
+	if len(rec) > maxEngineRecord {
 		return nil, corruptf("eventlog: engine record of %d bytes is too long", errors.Safe(len(rec)))
 	}
-	payload := rec[1 : len(rec)-4]
-	var tmp [256]byte
-	if !bytes.Equal(codec.EncodeRecord(tmp[:0], payload), rec) {
-		if rec[0] > codec.RecordVersion {
-			return nil, unsupportedf("eventlog: record format version %d is newer than %d",
-				errors.Safe(rec[0]), errors.Safe(codec.RecordVersion))
-		}
-		return nil, corruptf("eventlog: record crc or version mismatch")
+	body := rec[:len(rec)-4]
+	if sum, got := binary.BigEndian.Uint32(rec[len(rec)-4:]), crc32.Checksum(body, castagnoli); sum != got {
+		return nil, corruptf("eventlog: record crc mismatch: stored %08x computed %08x", errors.Safe(sum), errors.Safe(got))
 	}
-	return payload, nil
+	switch v := rec[0]; {
+	case v > codec.RecordVersion:
+		return nil, unsupportedf("eventlog: record format version %d is newer than %d",
+			errors.Safe(v), errors.Safe(codec.RecordVersion))
+	case v != codec.RecordVersion:
+		return nil, corruptf("eventlog: record format version %d is unknown", errors.Safe(v))
+	}
+	return body[1:], nil
 }
 
 // decodeStrict decodes exactly one msgpack value from payload into v,
