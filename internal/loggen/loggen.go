@@ -264,4 +264,3 @@ func (g *gen) compact(turn int) {
 	g.surface = append([]int{s}, g.surface[n:]...)
 	g.ev("compact/end", fmt.Sprintf(`{"turn":%d}`, turn), "")
 }
-
