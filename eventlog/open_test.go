@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/eventlogtest"
 )
 
 // makeStore writes a store with the given sessions (each with turns
@@ -394,3 +395,38 @@ func TestClosed(t *testing.T) {
 type emptySource struct{}
 
 func (emptySource) Next() (codec.Event, error) { return codec.Event{}, io.EOF }
+
+// TestReopenAppend: a session written by one Log takes appends from the
+// next one (a restart): whatever validates appends starts from the stored
+// events, not from nothing.
+func TestReopenAppend(t *testing.T) {
+	ctx := context.Background()
+	for _, opts := range []eventlog.Options{{}, {NewValidator: eventlogtest.NewValidator}} {
+		path := filepath.Join(t.TempDir(), "sessions.db")
+		opts.NoSync = true
+		l, err := eventlog.Open(path, &opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Create(ctx, header("s")); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Append(ctx, "s", turnEvents(t, 0, 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l, err = eventlog.Open(path, &opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replace := parse(t, `{"type":"user/message","seq":3,"time":1,"data":{"content":[],"source":{"kind":"user"}},"surfaceOp":{"op":"replace","start":1,"end":1},"sourceEventSeqs":[1]}`)
+		if err := l.Append(ctx, "s", []codec.Event{replace}); err != nil {
+			t.Errorf("Append after reopening (validator %v) = %v", opts.NewValidator != nil, err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
