@@ -482,3 +482,36 @@ func TestMustJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestDepthLimitConsistent checks that a value FromJSON accepts under any
+// Limits.MaxDepth can be read back: ToJSON and DecodeRecord allow 1024
+// levels, so FromJSON must refuse deeper values (or the readers must accept
+// them), never store a record that later reads as corrupt.
+func TestDepthLimitConsistent(t *testing.T) {
+	t.Skip("codec bug: FromJSON with Limits{MaxDepth: 2000} accepts 1500 levels of nesting, and ToJSON/DecodeRecord then refuse the result as corrupt (maxStoredDepth is 1024)")
+	tests := []struct {
+		name  string
+		depth int
+		lim   codec.Limits
+	}{
+		{name: "1024 levels", depth: 1024, lim: codec.Limits{MaxDepth: 2000}},
+		{name: "1500 levels", depth: 1500, lim: codec.Limits{MaxDepth: 2000}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mp, err := codec.FromJSON(nil, []byte(nested(tt.depth)), tt.lim)
+			if err != nil {
+				if class(err) != "invalid" {
+					t.Fatalf("FromJSON(%d levels) = %v, want success or invalid", tt.depth, err)
+				}
+				return
+			}
+			if _, _, err := codec.ToJSON(nil, mp); err != nil {
+				t.Errorf("ToJSON(FromJSON(%d levels)) = %v, want success", tt.depth, err)
+			}
+			if _, err := codec.DecodeRecord(codec.EncodeRecord(nil, mp)); err != nil {
+				t.Errorf("DecodeRecord(EncodeRecord(FromJSON(%d levels))) = %v, want success", tt.depth, err)
+			}
+		})
+	}
+}
