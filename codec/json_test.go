@@ -515,3 +515,76 @@ func TestDepthLimitConsistent(t *testing.T) {
 		})
 	}
 }
+
+// TestJSONStringifyOracle replays testdata/jsonstringify.tsv: thousands of
+// numbers (random doubles, decimal spellings of every shape, powers of two,
+// every decimal exponent) and strings (escapes, lone surrogates, raw and
+// escaped code units) with the text Node's JSON.stringify(JSON.parse(x))
+// writes for them. ToJSON(FromJSON(x)) must write the same bytes.
+func TestJSONStringifyOracle(t *testing.T) {
+	data := readFile(t, "testdata/jsonstringify.tsv")
+	n := 0
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		in, want, ok := bytes.Cut(line, []byte("\t"))
+		if !ok {
+			t.Fatalf("line %d: no tab", i+1)
+		}
+		mp, err := codec.FromJSON(nil, in, codec.Limits{})
+		if err != nil {
+			t.Errorf("line %d: FromJSON(%s) = %v", i+1, in, err)
+			continue
+		}
+		got, _, err := codec.ToJSON(nil, mp)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("line %d: ToJSON(FromJSON(%s)) = %s, %v; JSON.stringify writes %s", i+1, in, got, err, want)
+		}
+		n++
+	}
+	if n < 1000 {
+		t.Fatalf("only %d oracle cases", n)
+	}
+}
+
+// TestJSONParseOracle replays testdata/jsonparse.tsv: mutated JSON texts
+// with Node's verdict — the JSON.stringify of what JSON.parse read, or "!"
+// when it threw. Text JSON.parse refuses must be refused as ErrSyntax; text
+// it reads must be read the same way (or refused as ErrInvalid where SPEC
+// §2.2 is stricter: duplicate keys, numbers beyond float64).
+func TestJSONParseOracle(t *testing.T) {
+	data := readFile(t, "testdata/jsonparse.tsv")
+	var accepted, refused int
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		in, want, ok := bytes.Cut(line, []byte("\t"))
+		if !ok {
+			t.Fatalf("line %d: no tab", i+1)
+		}
+		mp, err := codec.FromJSON(nil, in, codec.Limits{})
+		if string(want) == "!" {
+			if class(err) != "syntax" {
+				t.Errorf("line %d: FromJSON(%s) = %v (class %s); JSON.parse refuses it, want syntax", i+1, in, err, class(err))
+			}
+			refused++
+			continue
+		}
+		if err != nil {
+			if class(err) != "invalid" {
+				t.Errorf("line %d: FromJSON(%s) = %v; JSON.parse reads it as %s", i+1, in, err, want)
+			}
+			continue
+		}
+		got, _, err := codec.ToJSON(nil, mp)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("line %d: ToJSON(FromJSON(%s)) = %s, %v; JSON.stringify writes %s", i+1, in, got, err, want)
+		}
+		accepted++
+	}
+	if accepted == 0 || refused == 0 {
+		t.Fatalf("oracle has %d accepted and %d refused cases", accepted, refused)
+	}
+}
