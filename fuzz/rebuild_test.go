@@ -369,13 +369,13 @@ func rebuildSeeds() [][]byte {
 	seeds := [][]byte{
 		plan(0, 60, 1),
 		plan(0, 250, 2),
-		plan(2, 200, 3),  // compact every 6 events
-		plan(4, 300, 4),  // every 20
-		plan(6, 399, 5),  // every 60
-		plan(1, 120, 6),  // realistic
-		plan(7, 149, 7),  // realistic, every 60
-		plan(8, 100, 8),  // renumber (a no-op without mutations)
-		plan(2, 1, 9),    // the smallest log
+		plan(2, 200, 3), // compact every 6 events
+		plan(4, 300, 4), // every 20
+		plan(6, 399, 5), // every 60
+		plan(1, 120, 6), // realistic
+		plan(7, 149, 7), // realistic, every 60
+		plan(8, 100, 8), // renumber (a no-op without mutations)
+		plan(2, 1, 9),   // the smallest log
 		plan(0, 0xffff, 10),
 	}
 	for op := byte(0); op < mutationOps; op++ {
@@ -467,7 +467,9 @@ func TestRebuildMutations(t *testing.T) {
 		{name: "replace to append", mut: [4]byte{mutFlipOp, at(replaceAt), 0, 0},
 			check: func(out [][]byte) bool { return bytes.HasSuffix(out[replaceAt], append(bytes.Clone(opAppend), '}')) }},
 		{name: "range end", mut: [4]byte{mutRange, at(replaceAt), 0, 1 | 6<<1}, refuse: true,
-			check: func(out [][]byte) bool { return len(out[replaceAt]) != len(evs[replaceAt]) || !bytes.Equal(out[replaceAt], evs[replaceAt]) }},
+			check: func(out [][]byte) bool {
+				return len(out[replaceAt]) != len(evs[replaceAt]) || !bytes.Equal(out[replaceAt], evs[replaceAt])
+			}},
 		{name: "seq", mut: [4]byte{mutSeq, at(9), 0, 4}, refuse: true,
 			check: func(out [][]byte) bool { s, _ := seqOf(out[9]); return s == 11 }},
 		{name: "truncate", mut: [4]byte{mutTruncate, at(10)},
