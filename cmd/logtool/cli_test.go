@@ -27,7 +27,8 @@ var testNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 var fileSizeLine = regexp.MustCompile(`(?m)^(file size +)[0-9]+`)
 
 // readOnlyCommands are the commands that must leave the store untouched.
-var readOnlyCommands = map[string]bool{"export": true, "ls": true, "show": true, "stat": true}
+var readOnlyCommands = map[string]bool{"export": true, "ls": true, "show": true, "stat": true,
+	"replay": true, "verify": true, "diff": true, "cache": true}
 
 // TestCLI runs the scripts in testdata/cli. Each file runs in a fresh temp
 // dir whose store is $DB. Directives:

@@ -2,9 +2,9 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	_ "embed" // the demo session
+	_ "embed" // the demo scenario
+	"encoding/hex"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,15 +12,18 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/rebuild"
+	"github.com/sessionlog/sessionlog/scenario"
+	"github.com/sessionlog/sessionlog/verify"
 	"github.com/spf13/cobra"
 )
 
-// demoLog is the built-in example session: two turns of a small coding
-// task in DSH's format, with an initial header snapshot, a tool call and
-// a header delta.
+// demoScenario is the built-in scenario of logtool demo: a small coding
+// task with a session prefix, tool calls, an injected notice, a system
+// prompt change and a compaction.
 //
-//go:embed testdata/demo.jsonl
-var demoLog []byte
+//go:embed demo.json
+var demoScenario []byte
 
 // demoOptions are the flags of logtool demo.
 type demoOptions struct {
@@ -31,10 +34,13 @@ func newDemoCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	opts := demoOptions{g: g}
 	return &cobra.Command{
 		Use:   "demo",
-		Short: "Import a built-in example session and show it",
-		Long: `Import a built-in example session into the store (creating the store if
-needed) under a new random id, with its times moved to now, then print its
-header events, its events as 'logtool show' prints them, and a summary.`,
+		Short: "Run a built-in scenario through the loop, then replay and verify it",
+		Long: `Run the built-in scenario through the real agent loop against a scripted
+model, into the store (created if needed), under a new session id: a coding
+task with a session prefix, tool calls, an injected notice, a system prompt
+change and a compaction. Then print the requests the model received, the
+session's header events, the compaction, every request as rebuilt from the
+log alone (logtool replay), and a verify summary.`,
 		Args: maxArgs(0),
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			return runDemo(cmd.Context(), opts, args, stdout, stderr)
@@ -42,73 +48,96 @@ header events, its events as 'logtool show' prints them, and a summary.`,
 	}
 }
 
-// runDemo imports the demo session and prints it.
+// runDemo runs the demo scenario and shows what the log holds.
 func runDemo(ctx context.Context, opts demoOptions, _ []string, stdout, stderr io.Writer) (err error) {
-	id, err := newUUID(opts.g.env.random)
+	sc, err := scenario.Parse(demoScenario)
 	if err != nil {
-		return err
+		return errors.Wrap(err, "demo: built-in scenario")
 	}
-	sc := codec.NewScanner(bytes.NewReader(demoLog), codec.Limits{})
-	orig, err := sc.Header()
-	if err != nil {
-		return errors.Wrap(err, "demo: built-in session")
-	}
-	now := float64(opts.g.env.now().UnixMilli())
-	h := codec.NewSessionHeader(id, now, orig.Cwd, "", 0)
-	src := &retimed{sc: sc, shift: now - orig.CreatedAt}
-
 	st, err := opts.g.open(openCreate)
 	if err != nil {
 		return err
 	}
 	defer closeStore(st, &err)
-	if _, err := st.Import(ctx, h, src); err != nil {
-		return errors.Wrapf(err, "demo: import the built-in session as %s", errors.Safe(id))
+	rep, err := runScenario(ctx, opts.g, st, sc, "")
+	if err != nil {
+		return errors.Wrap(err, "demo")
 	}
-	head, err := sessionHead(ctx, st, opts.g.db, id)
+	id := rep.Session
+	w := bufio.NewWriter(stdout)
+	fmt.Fprintf(w, "The agent loop ran a scripted coding session into %s as session %s.\n", opts.g.db, id)
+	fmt.Fprintf(w, "Every request it sent is recorded by its digest, and rebuilt below from the log alone.\n")
+	fmt.Fprintf(w, "\nRequests the model received (logtool run prints these):\n\n")
+	for _, s := range rep.Steps {
+		fmt.Fprintf(w, "  %s  %5d bytes  sha256 %s\n", step(s.Turn, s.Step), s.Bytes, hex.EncodeToString(s.Digest[:]))
+	}
+	if err := demoEvents(ctx, st, opts.g.db, id, w); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nReplay (logtool replay %s):\n\n", id)
+	if err := eachStep(ctx, st, opts.g.db, id, true, func(s rebuild.Step) error { return writeStepText(w, s) }); err != nil {
+		return err
+	}
+	vs, ok := st.(verify.Store)
+	if !ok {
+		return errors.AssertionFailedf("demo: the store cannot be verified")
+	}
+	res, err := verify.Session(ctx, vs, id, verify.Options{Strict: true})
 	if err != nil {
 		return err
 	}
+	for _, f := range res.Findings {
+		fmt.Fprintln(w, f.String())
+	}
+	fmt.Fprintf(w, "verify (logtool verify %s --strict): %s, %s, %s checked: %s\n", id,
+		count(int(res.Events), "event", "events"), count(res.Steps, "step", "steps"),
+		count(res.Digests, "digest", "digests"), count(len(res.Findings), "finding", "findings"))
+	if err := w.Flush(); err != nil {
+		return errors.Wrap(err, "demo: write")
+	}
+	reportOutcomes(stderr, rep)
+	fmt.Fprintf(stderr, "try: logtool show %s; logtool cache %s; logtool diff %s 1.1 3.1; logtool replay %s --format json\n", id, id, id, id)
+	if res.Failed() {
+		return errors.Mark(errors.New("demo: verify found problems"), ErrFindings)
+	}
+	return nil
+}
 
-	w := bufio.NewWriter(stdout)
-	fmt.Fprintf(w, "Imported the demo session %s into %s.\n", id, opts.g.db)
-	var headers, events []string
-	var steps, calls, nHeaders int64
+// demoEvents prints the session's header events and compactions.
+func demoEvents(ctx context.Context, st store, db, id string, w *bufio.Writer) error {
+	head, err := sessionHead(ctx, st, db, id)
+	if err != nil {
+		return err
+	}
+	var headers, compactions []string
 	width := len(strconv.FormatInt(max(head.Next-1, 0), 10))
 	err = scanRange(ctx, st, id, 0, head.Next-1, func(ev *codec.Event) error {
-		events = append(events, eventLine(ev, width))
 		switch d := ev.Data.(type) {
 		case *codec.RequestHeader:
-			nHeaders++
 			headers = append(headers, headerBlock(ev, d.Header)...)
 		case *codec.HeaderDelta:
-			nHeaders++
 			headers = append(headers, headerBlock(ev, d.Raw)...)
-		case *codec.StepStart:
-			steps++
-		case *codec.ToolCall:
-			calls++
+		case *codec.CompactStart, *codec.CompactSummary, *codec.CompactEnd:
+			compactions = append(compactions, eventLine(ev, width))
+		case *codec.UserMessage:
+			if ev.Op.Kind == codec.OpReplace {
+				compactions = append(compactions, eventLine(ev, width))
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nHeader events (what every request carries besides the history):\n\n")
+	fmt.Fprintf(w, "\nHeader events (what every request carries besides the history; the prefix is in messagePrefix):\n\n")
 	for _, l := range headers {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
-	fmt.Fprintf(w, "\nEvents (logtool show %s):\n\n", id)
-	for _, l := range events {
+	fmt.Fprintf(w, "\nCompaction (the head of the history replaced by a summary; header and prefix untouched):\n\n")
+	for _, l := range compactions {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
-	fmt.Fprintf(w, "\nSession %s: %d events, %d turns, %d steps, %d tool %s, %d header %s.\n",
-		id, head.Next, head.Turns, steps, calls, plural(int(calls), "call", "calls"),
-		nHeaders, plural(int(nHeaders), "event", "events"))
-	if err := w.Flush(); err != nil {
-		return errors.Wrap(err, "demo: write")
-	}
-	fmt.Fprintf(stderr, "try: logtool show %s --turn 2; logtool stat %s; logtool export %s\n", id, id, id)
+	fmt.Fprintf(w, "\nSession %s: %d events in %d turns.\n", id, head.Next, head.Turns)
 	return nil
 }
 
@@ -172,49 +201,3 @@ func toolNames(list []byte) string {
 	return strings.Join(names, ", ")
 }
 
-// retimed feeds the demo's events to Store.Import with their times moved
-// by shift milliseconds, so the demo session looks as if it just ran.
-type retimed struct {
-	sc    *codec.Scanner
-	shift float64
-}
-
-// Next implements eventlog.Source.
-func (s *retimed) Next() (codec.Event, error) {
-	ev, err := s.sc.Next()
-	if err != nil {
-		return ev, err
-	}
-	raw, err := setField(ev.Raw, "time", codec.AppendNumber(nil, ev.Time+s.shift))
-	if err != nil {
-		return codec.Event{}, errors.Wrapf(err, "demo: seq %d", errors.Safe(ev.Seq))
-	}
-	return codec.DecodeEvent(raw)
-}
-
-// setField returns a copy of the object image obj with the value of key
-// replaced by the stored image val, keys in their order.
-func setField(obj []byte, key string, val []byte) ([]byte, error) {
-	r := codec.NewReader(obj)
-	t, err := r.Next()
-	if err != nil || t.Kind != codec.KindObject {
-		return nil, errors.New("demo: event is not an object")
-	}
-	out := codec.AppendMapHeader(make([]byte, 0, len(obj)+8), t.N)
-	for i := 0; i < t.N; i++ {
-		k, err := r.Next()
-		if err != nil {
-			return nil, errors.Wrap(err, "demo: read key")
-		}
-		v, err := r.Value(maxDepth)
-		if err != nil {
-			return nil, errors.Wrap(err, "demo: read value")
-		}
-		out = codec.AppendString(out, string(k.Str))
-		if string(k.Str) == key {
-			v = val
-		}
-		out = append(out, v...)
-	}
-	return out, nil
-}

@@ -13,6 +13,9 @@ var (
 	// ErrTornTail marks an import file refused under --strict because it
 	// ends in a torn tail (SPEC §2.3).
 	ErrTornTail = errors.New("logtool: torn tail refused")
+	// ErrFindings marks a verify run that found problems (exit status 1;
+	// the findings themselves are on stdout).
+	ErrFindings = errors.New("logtool: findings")
 )
 
 // usagef returns an error marked ErrUsage, created one frame up.

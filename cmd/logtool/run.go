@@ -140,6 +140,11 @@ Exit codes: 0 ok, 1 failure or refused input, 2 usage.`,
 		newStatCmd(g, stdout, stderr),
 		newForkCmd(g, stdout, stderr),
 		newDemoCmd(g, stdout, stderr),
+		newReplayCmd(g, stdout, stderr),
+		newVerifyCmd(g, stdout, stderr),
+		newDiffCmd(g, stdout, stderr),
+		newCacheCmd(g, stdout, stderr),
+		newRunCmd(g, stdout, stderr),
 	)
 	return root
 }

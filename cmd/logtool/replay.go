@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/rebuild"
+	"github.com/spf13/cobra"
+)
+
+// replayOptions are the flags of logtool replay.
+type replayOptions struct {
+	g      *globalOptions
+	step   string
+	format string
+}
+
+func newReplayCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
+	opts := replayOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "replay SESSION [--step T.S] [--format text|json]",
+		Short: "Rebuild the requests of a session's steps",
+		Long: `Rebuild, from the log alone, the request every step of a session sent
+(SPEC §6): the header in force, the session prefix and the derived history.
+
+--format text (the default) prints each step readably: its header first,
+then one block per message. --format json prints one line per step:
+{"turn":T,"step":S,"stepStartSeq":B,"digest":HEX|null,"request":{…}|null},
+where request is the request's canonical JSON, exactly the bytes whose
+SHA-256 is digest. A step with no header in force has a null request.`,
+		Args: exactArgs("SESSION"),
+		RunE: g.action(func(cmd *cobra.Command, args []string) error {
+			return runReplay(cmd.Context(), opts, args, stdout, stderr)
+		}),
+	}
+	cmd.Flags().StringVar(&opts.step, "step", "", "only the step `T.S` (turn.step)")
+	cmd.Flags().StringVar(&opts.format, "format", "text", "output `FORMAT`: text or json")
+	return cmd
+}
+
+// stepName is a step's T.S name.
+type stepName struct{ turn, step int64 }
+
+func (s stepName) String() string { return step(s.turn, s.step) }
+
+// parseStep parses T.S.
+func parseStep(s string) (stepName, error) {
+	t, st, ok := strings.Cut(s, ".")
+	turn, err1 := strconv.ParseInt(t, 10, 64)
+	stp, err2 := strconv.ParseInt(st, 10, 64)
+	if !ok || err1 != nil || err2 != nil || turn < 1 || stp < 1 {
+		return stepName{}, usagef("a step is named T.S (turn.step, from 1.1), not %q", errors.Safe(s))
+	}
+	return stepName{turn, stp}, nil
+}
+
+func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _ io.Writer) (err error) {
+	if opts.format != "text" && opts.format != "json" {
+		return usagef("--format is text or json, not %q", errors.Safe(opts.format))
+	}
+	var only *stepName
+	if opts.step != "" {
+		s, err := parseStep(opts.step)
+		if err != nil {
+			return err
+		}
+		only = &s
+	}
+	st, err := opts.g.open(openRead)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, &err)
+	id := args[0]
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	found := false
+	err = eachStep(ctx, st, opts.g.db, id, true, func(s rebuild.Step) error {
+		if only != nil && (s.Turn != only.turn || s.Step != only.step) {
+			return nil
+		}
+		found = true
+		if opts.format == "json" {
+			return writeStepJSON(w, s)
+		}
+		return writeStepText(w, s)
+	})
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if err == nil && only != nil && !found {
+		err = errors.Mark(errors.Newf("session %s has no step %s", errors.Safe(id), errors.Safe(only.String())), eventlog.ErrNotFound)
+	}
+	return err
+}
+
+// eachStep rebuilds every step of a session from the store, in log order,
+// with memory bounded by the session's surface.
+func eachStep(ctx context.Context, st store, db, id string, requests bool, fn func(rebuild.Step) error) error {
+	head, err := sessionHead(ctx, st, db, id)
+	if err != nil {
+		return err
+	}
+	b := rebuild.NewBuilder(head.Header, rebuild.BuilderOptions{Requests: requests}, fn)
+	err = scanRange(ctx, st, id, 0, head.Next-1, func(ev *codec.Event) error {
+		return b.Add(ev)
+	})
+	if err != nil {
+		return errors.Wrapf(err, "rebuild %s", errors.Safe(id))
+	}
+	return b.End()
+}
+
+// writeStepJSON writes a step as replay's json line.
+func writeStepJSON(w *bufio.Writer, s rebuild.Step) error {
+	b := []byte(`{"turn":`)
+	b = codec.AppendJSONInt(b, s.Turn)
+	b = append(b, `,"step":`...)
+	b = codec.AppendJSONInt(b, s.Step)
+	b = append(b, `,"stepStartSeq":`...)
+	b = codec.AppendJSONInt(b, s.Start)
+	if s.Null {
+		b = append(b, `,"digest":null,"request":null}`...)
+	} else {
+		b = append(b, `,"digest":"`...)
+		b = hex.AppendEncode(b, s.Digest[:])
+		b = append(b, `","request":`...)
+		b = append(b, s.Request...)
+		b = append(b, '}')
+	}
+	b = append(b, '\n')
+	_, err := w.Write(b)
+	return err
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/verify"
+	"github.com/spf13/cobra"
+)
+
+// verifyOptions are the flags of logtool verify.
+type verifyOptions struct {
+	g      *globalOptions
+	strict bool
+}
+
+func newVerifyCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
+	opts := verifyOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "verify [SESSION…] [--strict]",
+		Short: "Check records, chain hashes, log rules, rebuilds and digests",
+		Long: `Check the named sessions (all sessions when none is named) end to end:
+every record's frame and CRC, that its key is its seq, the chain hash and
+event count of the session's head, every rule of the log, the turn and step
+structure, that every step rebuilds, and that every recorded request digest
+matches the rebuilt request (inherited ones through the fork lineage).
+
+Findings are printed one per line with session and seq, then a summary line.
+Breaks of the turn structure are warnings unless --strict. The exit status
+is 1 when there is any finding. Progress goes to stderr when it is a
+terminal.`,
+		RunE: g.action(func(cmd *cobra.Command, args []string) error {
+			return runVerify(cmd.Context(), opts, args, stdout, stderr)
+		}),
+	}
+	cmd.Flags().BoolVar(&opts.strict, "strict", false, "count turn-structure breaks as findings")
+	return cmd
+}
+
+// lister lists the sessions of a store; *eventlog.Log is one.
+type lister interface {
+	SessionIDs(ctx context.Context) ([]string, error)
+}
+
+func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, stderr io.Writer) (err error) {
+	st, err := opts.g.open(openRead)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, &err)
+	vs, ok := st.(verify.Store)
+	ls, ok2 := st.(lister)
+	if !ok || !ok2 {
+		return errors.AssertionFailedf("logtool: the store cannot be verified")
+	}
+	ids := args
+	if len(ids) == 0 {
+		if ids, err = ls.SessionIDs(ctx); err != nil {
+			return err
+		}
+	}
+	progress := isTerminal(stderr)
+	w := bufio.NewWriter(stdout)
+	var sessions, findings, warnings, steps, digests, inherited int
+	var events int64
+	for i, id := range ids {
+		if progress {
+			fmt.Fprintf(stderr, "\rverifying %d/%d", i+1, len(ids))
+		}
+		res, err := verify.Session(ctx, vs, id, verify.Options{Strict: opts.strict})
+		if err != nil {
+			if progress {
+				fmt.Fprintln(stderr)
+			}
+			w.Flush()
+			return errors.Wrapf(err, "verify %s", errors.Safe(id))
+		}
+		sessions++
+		events += res.Events
+		steps += res.Steps
+		digests += res.Digests
+		inherited += res.Inherited
+		for _, f := range res.Findings {
+			if f.Warning {
+				warnings++
+			} else {
+				findings++
+			}
+			fmt.Fprintln(w, f.String())
+		}
+	}
+	if progress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	fmt.Fprintf(w, "verified %s, %s, %s, %s", count(sessions, "session", "sessions"),
+		count(int(events), "event", "events"), count(steps, "step", "steps"), count(digests, "digest", "digests"))
+	if inherited > 0 {
+		fmt.Fprintf(w, " (%d inherited and unverifiable)", inherited)
+	}
+	fmt.Fprintf(w, ": %s, %s\n", count(findings, "finding", "findings"), count(warnings, "warning", "warnings"))
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if findings > 0 {
+		return errors.Mark(errors.Newf("verify: %s", errors.Safe(count(findings, "finding", "findings"))), ErrFindings)
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
