@@ -200,4 +200,3 @@ func toolNames(list []byte) string {
 	}
 	return strings.Join(names, ", ")
 }
-
