@@ -226,6 +226,36 @@ func TestParseEventTypes(t *testing.T) {
 			want: `compact/end seq=5 time=0 CompactEnd{turn=2 error=true}`,
 		},
 		{
+			name: "turn/end aborted without reason",
+			line: `{"type":"turn/end","seq":9,"time":5,"data":{"turn":1,"reason":{"kind":"aborted"}}}`,
+			want: `turn/end seq=9 time=5 TurnEnd{turn=1 reason="aborted"}`,
+		},
+		{
+			name: "assistant/chunk tool-call-delta without name",
+			line: `{"type":"assistant/chunk","seq":5,"time":0,"data":{"turn":1,"step":1,"chunk":{"type":"tool-call-delta","index":0,"id":"c1","argumentsDelta":"{"}}}`,
+			want: `assistant/chunk seq=5 time=0 AssistantChunk{turn=1 step=1 kind="tool-call-delta" text=""}`,
+		},
+		{
+			name: "assistant/chunk finish without replayState",
+			line: `{"type":"assistant/chunk","seq":8,"time":0,"data":{"turn":1,"step":1,"chunk":{"type":"finish","reason":{"kind":"stop"}}}}`,
+			want: `assistant/chunk seq=8 time=0 AssistantChunk{turn=1 step=1 kind="finish" text=""}`,
+		},
+		{
+			name: "tool-result block without isError",
+			line: `{"type":"user/message","seq":1,"time":0,"data":{"content":[{"type":"tool-result","toolCallId":"c","content":[]}],"source":{"kind":"user"}},"surfaceOp":"append"}`,
+			want: `user/message seq=1 time=0 op=append UserMessage{source=user content=[tool-result("c",error=false,[])]}`,
+		},
+		{
+			name: "compact/summary minimal",
+			line: `{"type":"compact/summary","seq":4,"time":0,"data":{"summary":[],"shadowedRange":{"start":0,"end":0},"shadowedSeqs":[],"shadowedTokenCount":0,"model":"m"}}`,
+			want: `compact/summary seq=4 time=0 CompactSummary{summary=[]}`,
+		},
+		{
+			name: "request/digest unknown key",
+			line: `{"type":"request/digest","seq":3,"time":0,"data":{"algo":"v1","turn":1,"step":1,"sha256":"` + sha + `"}}`,
+			want: `request/digest seq=3 time=0 RequestDigest{turn=1 step=1 sha256=` + sha + `}`,
+		},
+		{
 			name: "unknown type",
 			line: `{"type":"hook/result","seq":1,"time":13,"data":{"decision":"block","durationMs":99,"z":null}}`,
 			want: `hook/result seq=1 time=13 Opaque{}`,
@@ -318,6 +348,22 @@ func TestParseEventTypes(t *testing.T) {
 			}
 			if !bytes.Equal(ev2.Raw, ev.Raw) {
 				t.Errorf("DecodeEvent(stored).Raw = %x, want %x", ev2.Raw, ev.Raw)
+			}
+
+			// Unknown keys anywhere in data change nothing in the view and
+			// are carried through export.
+			withUnknown := strings.Replace(canonical, `"data":{`, `"data":{"zz":{"b":1,"a":[]},`, 1)
+			withUnknown = strings.Replace(withUnknown, `,}`, `}`, 1)
+			ev3, err := codec.ParseEvent([]byte(withUnknown), codec.Limits{})
+			if err != nil {
+				t.Fatalf("ParseEvent(with an unknown data key) = %v", err)
+			}
+			// (A header-delta's view is its whole data object.)
+			if _, delta := ev3.Data.(*codec.HeaderDelta); !delta && describeEvent(ev3) != tt.want {
+				t.Errorf("view with an unknown data key\n got %s\nwant %s", describeEvent(ev3), tt.want)
+			}
+			if out, err := ev3.AppendJSON(nil); err != nil || string(out) != withUnknown {
+				t.Errorf("AppendJSON(with an unknown data key) = %s, %v; want %s", out, err, withUnknown)
 			}
 		})
 	}
