@@ -1,0 +1,39 @@
+// Package salvage copies what still verifies out of a damaged store into a
+// new one, and reports what was lost, by session and seq range (SPEC §10
+// salvage). It never writes to the damaged store: it reads it through the
+// same read-only API verify uses, and writes only the new store.
+//
+// # What is kept
+//
+// A session log is a prefix-closed sequence: an event means nothing
+// without the ones before it, so salvage keeps, per session, the longest
+// prefix of events whose records
+//
+//   - pass codec.DecodeRecord (frame, CRC32C, strict payload),
+//   - decode as events (codec.DecodeEvent),
+//   - sit under the key of their own seq, with no seq missing,
+//   - and are accepted by the rebuild fold (rebuild.NewFold), the same
+//     rules the store checks appends with,
+//
+// stopping at the head's event count. The prefix is imported into the new
+// store with Store.Import, which checks it again; so everything the new
+// store holds verifies. A session whose header record is damaged cannot be
+// imported at all and is lost whole; so is one whose bucket cannot be
+// read. A damaged head record loses nothing by itself (the events carry
+// everything), but then the number of events the session had is not known.
+//
+// # Damage that crashes bbolt
+//
+// bbolt trusts its data pages: a damaged one can make it panic, or fault
+// on a pointer past the end of its memory map. Every read of the source
+// runs under recover with runtime/debug.SetPanicOnFault, and a panic is
+// reported as damage of what was being read (the session list, a
+// session's header, its records), never a crash of the caller.
+//
+// # Caveats
+//
+// Records after the first damaged one are not copied even when they
+// verify (the report counts them): the log has no meaning past a hole.
+// A damaged bbolt meta page is not salvage's business: bbolt itself falls
+// back to the other meta page, or eventlog.Open refuses the file.
+package salvage
