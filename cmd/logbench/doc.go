@@ -1,0 +1,42 @@
+// Command logbench measures, in one run, the performance figures of
+// sessionlog against their baselines, prints them as tables with ratios,
+// and writes them with a description of the machine to BENCHMARKS.md
+// (SPEC §10):
+//
+//   - durable append throughput of the store (one session with one and
+//     with 100 events per commit, 64 concurrent sessions with one event
+//     per commit, sharing commits), each against one goroutine writing
+//     ~1 KB JSON lines to a JSONL file with an fsync after every line;
+//   - verify time per event for realistic generated sessions of 1k, 10k
+//     and 100k events, and against the naive rebuild that folds the log
+//     from scratch for every step;
+//   - the codec against encoding/json, decoding and encoding a typical
+//     assistant/message and assistant/chunk;
+//   - bytes on disk per event against the JSONL line;
+//   - the peak heap in use while replaying the largest session with every
+//     step's full request.
+//
+// Usage:
+//
+//	go run ./cmd/logbench [-o BENCHMARKS.md] [-rounds N] [-round-time 2s] [-dir DIR] [-quick]
+//
+// -o names the report file ("-": print only); -rounds the number of
+// rounds each figure is the median of; -round-time the length of one
+// durable round of one mode; -dir where the stores and JSONL files are
+// written (the disk under test; default the system temp directory);
+// -quick runs small sizes and short rounds, as a smoke test.
+//
+// # Method
+//
+// The machine this runs on is shared and its disk is noisy: the same fsync
+// loop can run ten times faster or slower from one minute to the next.
+// Every figure is therefore the median of several rounds, and every ratio
+// is computed pair by pair: inside one round, the baseline and ours run
+// back to back (baseline first), their ratio is taken, and the report
+// gives the median of those per-round ratios with their range. The ratios
+// are the figures to trust; the absolute numbers say what this machine
+// did during this run.
+//
+// The report goes to stdout as it is written to the file; progress goes
+// to stderr. Exit codes: 0 ok, 1 a measurement failed, 2 usage.
+package main

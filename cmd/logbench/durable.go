@@ -1,0 +1,305 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/rebuild"
+)
+
+// durableMode is one workload of the durable append measurement.
+type durableMode struct {
+	name      string
+	sessions  int // concurrent sessions, one goroutine each
+	perCommit int // events per Append
+}
+
+var durableModes = []durableMode{
+	{name: "1 session, 1 event per commit", sessions: 1, perCommit: 1},
+	{name: "1 session, 100 events per commit", sessions: 1, perCommit: 100},
+	{name: "64 sessions, 1 event per commit (group commit)", sessions: 64, perCommit: 1},
+}
+
+// durableResult is what the rounds of one mode measured.
+type durableResult struct {
+	mode durableMode
+	// ours and base are events per second, per round; ratio is ours ÷
+	// base, per round.
+	ours, base, ratio stat
+	// perTx is events per bbolt transaction (median over rounds).
+	perTx stat
+	// oursP50 and baseP50 are the median latencies of one Append call
+	// and of one line's write+fsync, over every call of every round.
+	oursP50, baseP50 time.Duration
+	// The store and the JSONL file after the last round, for the bytes
+	// on disk section.
+	events, records, fileSize, highWater, lineBytes, lines int64
+}
+
+// messageText is the prose of the benchmark's assistant message.
+var messageText = strings.Repeat("The function reads the session log and rebuilds the request; "+
+	"it never needs the whole log in memory. ", 8)
+
+// messageLine is the JSON line (no newline) of a realistic ~1 KB
+// assistant/message: text, a tool call, provenance and usage.
+func messageLine(seq int64) []byte {
+	return fmt.Appendf(nil, `{"type":"assistant/message","seq":%d,"time":%d,"data":{"turn":1,"step":%d,`+
+		`"content":[{"type":"text","text":%q},{"type":"tool-call","id":"call_%08d","name":"read_file",`+
+		`"arguments":"{\"path\":\"internal/store/log.go\",\"offset\":120,\"limit\":80}"}],`+
+		`"provenance":{"provider":"deepseek","model":"deepseek-chat"},`+
+		`"usage":{"inputTokens":18342,"outputTokens":412,"cacheReadTokens":17920}},`+
+		`"sourceEventSeqs":[],"surfaceOp":"append"}`,
+		seq, 1767225600000+seq*731, seq+1, messageText, seq)
+}
+
+// validator is what writers pass the store: every rule of the log
+// (SPEC §8.2), as logtool import and the loop do.
+func validator(h codec.SessionHeader) eventlog.Validator { return rebuild.Validator(h) }
+
+// measureDurable runs the rounds of every durable mode.
+func measureDurable(ctx context.Context, c config, work string, p progress) ([]durableResult, error) {
+	pool := make([]codec.Event, c.pool)
+	lines := make([][]byte, c.pool)
+	for i := range pool {
+		l := messageLine(int64(i))
+		ev, err := codec.ParseEvent(l, codec.Limits{})
+		if err != nil {
+			return nil, errors.Wrap(err, "benchmark event")
+		}
+		pool[i], lines[i] = ev, append(l, '\n')
+	}
+	var out []durableResult
+	for i, m := range durableModes {
+		dir := filepath.Join(work, fmt.Sprintf("durable-%d", i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return nil, errors.Wrap(err, "durable")
+		}
+		res, err := runDurableMode(ctx, c, m, dir, pool, lines, p)
+		if err != nil {
+			return nil, errors.Wrapf(err, "%s", errors.Safe(m.name))
+		}
+		out = append(out, res)
+		// The store and file of a mode are not needed once measured.
+		if err := os.RemoveAll(dir); err != nil {
+			return nil, errors.Wrap(err, "durable")
+		}
+	}
+	return out, nil
+}
+
+// runDurableMode runs c.rounds rounds of one mode, each the baseline then
+// the store, in one store and one JSONL file.
+func runDurableMode(ctx context.Context, c config, m durableMode, dir string, pool []codec.Event, lines [][]byte, p progress) (durableResult, error) {
+	res := durableResult{mode: m}
+	st, err := eventlog.Open(filepath.Join(dir, "sessions.db"), &eventlog.Options{NewValidator: validator})
+	if err != nil {
+		return res, err
+	}
+	defer st.Close()
+	base, err := os.OpenFile(filepath.Join(dir, "baseline.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return res, errors.Wrap(err, "baseline")
+	}
+	defer base.Close()
+	d := &durableRun{ctx: ctx, st: st, mode: m, pool: pool}
+	var ours, bases, ratios, perTx []float64
+	var baseLat []time.Duration
+	next := 0
+	for r := range c.rounds {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		bRate, lat, n, err := baselineRound(ctx, base, lines, &next, c.roundTime)
+		if err != nil {
+			return res, err
+		}
+		res.lines += n
+		baseLat = append(baseLat, lat...)
+		oRate, tx, err := d.round(c.roundTime)
+		if err != nil {
+			return res, err
+		}
+		bases, ours, ratios, perTx = append(bases, bRate), append(ours, oRate), append(ratios, oRate/bRate), append(perTx, tx)
+		p.printf("  %s, round %d/%d: %s ev/s, JSONL+fsync %s ev/s: %s", m.name, r+1, c.rounds, num(oRate), num(bRate), ratio(oRate/bRate))
+	}
+	res.ours, res.base, res.ratio, res.perTx = summarize(ours), summarize(bases), summarize(ratios), summarize(perTx)
+	res.oursP50, res.baseP50 = percentile(d.lat, 50), percentile(baseLat, 50)
+
+	heads, err := st.Sessions(ctx)
+	if err != nil {
+		return res, err
+	}
+	for _, h := range heads {
+		res.events += h.Next
+		res.records += h.StoredBytes
+	}
+	if err := st.Close(); err != nil {
+		return res, err
+	}
+	fi, err := os.Stat(filepath.Join(dir, "sessions.db"))
+	if err != nil {
+		return res, errors.Wrap(err, "store size")
+	}
+	res.fileSize = fi.Size()
+	if res.highWater, err = highWater(filepath.Join(dir, "sessions.db")); err != nil {
+		return res, err
+	}
+	bi, err := base.Stat()
+	if err != nil {
+		return res, errors.Wrap(err, "baseline size")
+	}
+	res.lineBytes = bi.Size()
+	return res, nil
+}
+
+// baselineRound writes lines (cycling from *next) to f, each followed by
+// an fsync, for d, and returns the lines per second, the latency of each
+// write+fsync and the number of lines written.
+func baselineRound(ctx context.Context, f *os.File, lines [][]byte, next *int, d time.Duration) (float64, []time.Duration, int64, error) {
+	var lat []time.Duration
+	start := time.Now()
+	for time.Since(start) < d {
+		if err := ctx.Err(); err != nil {
+			return 0, nil, 0, err
+		}
+		t0 := time.Now()
+		if _, err := f.Write(lines[*next]); err != nil {
+			return 0, nil, 0, errors.Wrap(err, "baseline write")
+		}
+		if err := f.Sync(); err != nil {
+			return 0, nil, 0, errors.Wrap(err, "baseline fsync")
+		}
+		lat = append(lat, time.Since(t0))
+		*next = (*next + 1) % len(lines)
+	}
+	took := time.Since(start)
+	return float64(len(lat)) / took.Seconds(), lat, int64(len(lat)), nil
+}
+
+// durableRun appends a mode's rounds to one store.
+type durableRun struct {
+	ctx      context.Context
+	st       *eventlog.Log
+	mode     durableMode
+	pool     []codec.Event
+	sessions int             // sessions created so far
+	lat      []time.Duration // every Append call's latency
+	mu       sync.Mutex      // guards lat during a concurrent round
+}
+
+// newSession creates the next session of the run. It costs a commit, so
+// it is never timed.
+func (d *durableRun) newSession() (string, error) {
+	id := fmt.Sprintf("bench-%05d", d.sessions)
+	d.sessions++
+	return id, d.st.Create(d.ctx, codec.NewSessionHeader(id, 1767225600000, "/home/dev/project", "", 0))
+}
+
+// round runs one round of the store and returns its events per second
+// and events per transaction.
+func (d *durableRun) round(dur time.Duration) (rate, perTx float64, err error) {
+	if d.mode.sessions == 1 {
+		return d.serialRound(dur)
+	}
+	return d.concurrentRound(dur)
+}
+
+// serialRound appends from one goroutine until its Append calls have
+// taken dur in total. Only the Append calls are timed: when a session has
+// used up the pool, a new session is created between two of them.
+func (d *durableRun) serialRound(dur time.Duration) (float64, float64, error) {
+	id, err := d.newSession()
+	if err != nil {
+		return 0, 0, err
+	}
+	var busy time.Duration
+	var events int64
+	seq := 0
+	tx0, _ := d.st.CommitStats()
+	creates := int64(0)
+	for busy < dur {
+		if err := d.ctx.Err(); err != nil {
+			return 0, 0, err
+		}
+		if seq+d.mode.perCommit > len(d.pool) {
+			if id, err = d.newSession(); err != nil {
+				return 0, 0, err
+			}
+			creates++
+			seq = 0
+		}
+		t0 := time.Now()
+		if err := d.st.Append(d.ctx, id, d.pool[seq:seq+d.mode.perCommit]); err != nil {
+			return 0, 0, err
+		}
+		took := time.Since(t0)
+		busy += took
+		d.lat = append(d.lat, took)
+		seq += d.mode.perCommit
+		events += int64(d.mode.perCommit)
+	}
+	tx1, _ := d.st.CommitStats()
+	return float64(events) / busy.Seconds(), float64(events) / float64(max(1, tx1-tx0-creates)), nil
+}
+
+// concurrentRound creates one session per goroutine, then lets them all
+// append at once, one Append after the other each, for dur of wall time.
+// A session that uses up the pool stops early (it would need more than
+// pool × sessions ÷ dur events per second, far beyond a durable store).
+func (d *durableRun) concurrentRound(dur time.Duration) (float64, float64, error) {
+	ids := make([]string, d.mode.sessions)
+	for i := range ids {
+		var err error
+		if ids[i], err = d.newSession(); err != nil {
+			return 0, 0, err
+		}
+	}
+	var events atomic.Int64
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	tx0, _ := d.st.CommitStats()
+	start := time.Now()
+	deadline := start.Add(dur)
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var lat []time.Duration
+			defer func() {
+				d.mu.Lock()
+				d.lat = append(d.lat, lat...)
+				d.mu.Unlock()
+			}()
+			for seq := 0; seq+d.mode.perCommit <= len(d.pool) && time.Now().Before(deadline); seq += d.mode.perCommit {
+				if d.ctx.Err() != nil {
+					errs[i] = d.ctx.Err()
+					return
+				}
+				t0 := time.Now()
+				if err := d.st.Append(d.ctx, id, d.pool[seq:seq+d.mode.perCommit]); err != nil {
+					errs[i] = err
+					return
+				}
+				lat = append(lat, time.Since(t0))
+				events.Add(int64(d.mode.perCommit))
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	tx1, _ := d.st.CommitStats()
+	if err := errors.Join(errs...); err != nil {
+		return 0, 0, err
+	}
+	return float64(events.Load()) / took.Seconds(), float64(events.Load()) / float64(max(1, tx1-tx0)), nil
+}

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// report is everything one run measured.
+type report struct {
+	cfg      config
+	started  time.Time
+	elapsed  time.Duration
+	machine  machineInfo
+	durable  []durableResult
+	codec    []codecResult
+	sessions []*benchSession
+	verify   []verifyResult
+	scale    stat // verify µs/event, largest ÷ smallest session
+	space    []spaceResult
+	memory   memoryResult
+}
+
+// table is a Markdown table.
+type table struct {
+	head  []string
+	align []bool // right-aligned columns
+	rows  [][]string
+}
+
+func newTable(head ...string) *table {
+	t := &table{head: head, align: make([]bool, len(head))}
+	for i := 1; i < len(head); i++ {
+		t.align[i] = true
+	}
+	return t
+}
+
+func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) write(b *strings.Builder) {
+	b.WriteString("| " + strings.Join(t.head, " | ") + " |\n|")
+	for _, right := range t.align {
+		if right {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range t.rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	b.WriteString("\n")
+}
+
+// dur writes a duration with three significant digits in a fitting unit.
+func dur(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return num(d.Seconds()) + " s"
+	case d >= time.Millisecond:
+		return num(float64(d)/float64(time.Millisecond)) + " ms"
+	default:
+		return num(float64(d)/float64(time.Microsecond)) + " µs"
+	}
+}
+
+// markdown renders the report.
+func (r *report) markdown() string {
+	var b strings.Builder
+	c := r.cfg
+	m := r.machine
+	fmt.Fprintf(&b, "# Benchmarks\n\n")
+	fmt.Fprintf(&b, "Measured by `go run ./cmd/logbench%s` on %s, in %s: %d rounds per figure, durable rounds of %s per side.\n",
+		argString(c.args), m.date.Format("2006-01-02 15:04 MST"), dur(r.elapsed.Round(time.Second)), c.rounds, c.roundTime)
+	fmt.Fprintf(&b, "Run the same command from the repository root to measure again; `-h` lists the flags, and the doc of\n"+
+		"`cmd/logbench` describes the method.\n\n")
+	if c.quick {
+		fmt.Fprintf(&b, "**This is a `-quick` run: small sessions and short rounds, a smoke test of logbench. Its numbers measure nothing.**\n\n")
+	}
+	fmt.Fprintf(&b, "**Read the ratios, not the absolute numbers.** This machine is shared with other engineers who run\n"+
+		"builds and tests on it at the same time (the load average was %s when the run started and %s when it\n"+
+		"ended), it has %d cores, and its disk is noisy: the same fsync loop can run several times faster or slower\n"+
+		"from one minute to the next. Every figure is the median of its rounds. Every ratio is computed pair by\n"+
+		"pair: inside one round the two sides run back to back (the baseline first) and their ratio is taken\n"+
+		"there; the tables give the median of those per-round ratios, with their range in parentheses.\n\n",
+		m.loadStart, m.loadEnd, m.cores)
+
+	b.WriteString("## Machine\n\n")
+	t := newTable("", "")
+	t.align[1] = false
+	t.add("date", m.date.Format(time.RFC3339))
+	t.add("kernel (`uname -r`)", m.kernel)
+	t.add("CPU", fmt.Sprintf("%s, %d cores (GOMAXPROCS %d)", m.cpu, m.cores, m.procs))
+	t.add("memory", m.memory)
+	t.add("Go", m.goVersion)
+	t.add("disk under test", fmt.Sprintf("`%s`: %s on %s (I/O scheduler %s, write cache %q)", m.dir, m.fs, m.device, m.scheduler, m.writeCache))
+	t.add("load average (1, 5, 15 min)", fmt.Sprintf("%s at the start, %s at the end", m.loadStart, m.loadEnd))
+	t.write(&b)
+
+	b.WriteString("## Summary\n\n")
+	r.summary().write(&b)
+	r.writeDurable(&b)
+	r.writeVerify(&b)
+	r.writeCodec(&b)
+	r.writeSpace(&b)
+	r.writeMemory(&b)
+	return b.String()
+}
+
+// argString writes the command line after the command name.
+func argString(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return " " + strings.Join(args, " ")
+}
+
+// summary is one row per headline figure.
+func (r *report) summary() *table {
+	t := newTable("figure", "ours", "reference", "ratio")
+	for _, d := range r.durable {
+		t.add("durable appends, "+d.mode.name+": ours ÷ JSONL+fsync",
+			num(d.ours.Median)+" ev/s", num(d.base.Median)+" ev/s", ratio(d.ratio.Median))
+	}
+	if n := len(r.verify); n > 0 {
+		lo, hi := r.verify[0], r.verify[n-1]
+		t.add(fmt.Sprintf("verify time per event, %s ÷ %s events", group(hi.events), group(lo.events)),
+			num(hi.verify.Median)+" µs", num(lo.verify.Median)+" µs", ratio(r.scale.Median))
+		for i := n - 1; i >= 0; i-- {
+			if v := r.verify[i]; v.hasNaive {
+				t.add(fmt.Sprintf("verify against the naive rebuild, %s events: naive ÷ verify", group(v.events)),
+					dur(v.verifyTotal), dur(v.naiveTotal), ratio(v.ratio.Median))
+				break
+			}
+		}
+	}
+	for _, cr := range r.codec {
+		if cr.event == "assistant/message" {
+			t.add(cr.op+" an assistant/message: encoding/json ÷ codec",
+				num(cr.ours.Median)+" ns", num(cr.json.Median)+" ns", ratio(cr.ratio.Median))
+		}
+	}
+	if len(r.space) > 0 && len(r.sessions) > 0 {
+		s := r.space[len(r.sessions)-1]
+		t.add(fmt.Sprintf("bytes on disk per event, %s-event session: file ÷ JSONL", group(s.events)),
+			num(s.file)+" B", num(s.jsonl)+" B", ratio(s.file/s.jsonl))
+	}
+	if mr := r.memory; mr.events > 0 {
+		t.add(fmt.Sprintf("peak heap in use replaying %s events with full requests: heap ÷ JSONL size", group(mr.events)),
+			mib(mr.peak.Median)+" MiB", mib(float64(mr.jsonl))+" MiB", ratio(mr.peak.Median/float64(mr.jsonl)))
+	}
+	return t
+}
+
+func (r *report) writeDurable(b *strings.Builder) {
+	b.WriteString("## Durable appends\n\n")
+	fmt.Fprintf(b, "Each round runs the baseline for %s, then the store for %s. The baseline is one goroutine writing the\n"+
+		"~1 KB JSON line of an assistant/message per event to one JSONL file, with an fsync after every line. The\n"+
+		"store is an eventlog store with its defaults (every commit fsynced) that validates every append with the\n"+
+		"rebuild fold, as logtool import and the loop do; it appends the same events. With one session, one\n"+
+		"goroutine calls Append with 1 or 100 events, and only the calls are timed. With 64 sessions, 64 goroutines\n"+
+		"append one event per call to their own session at once, and the store's group commit shares\n"+
+		"transactions between them. Events per commit is events ÷ bbolt write transactions.\n\n",
+		r.cfg.roundTime, r.cfg.roundTime)
+	t := newTable("workload", "ours ev/s", "JSONL+fsync ev/s", "ours ÷ JSONL+fsync", "events per commit", "ours p50 per Append", "JSONL p50 per line")
+	for _, d := range r.durable {
+		t.add(d.mode.name, num(d.ours.Median), num(d.base.Median), ratioRange(d.ratio), num(d.perTx.Median), dur(d.oursP50), dur(d.baseP50))
+	}
+	t.write(b)
+}
+
+func (r *report) writeVerify(b *strings.Builder) {
+	b.WriteString("## Verify and the naive rebuild\n\n")
+	b.WriteString("Each session is generated by `internal/loggen` (realistic steps: a dozen chunks and a paragraph per\n" +
+		"reply, tool calls and results, header snapshots and deltas, a compaction about every 3,000 events) and\n" +
+		"imported alone into a store. `verify.Session` checks every record (CRC, key, chain hash), every rule of\n" +
+		"the log, and rebuilds every step's digest with the incremental Builder. The naive rebuild reads the\n" +
+		"events from the store and rebuilds every step from scratch (`rebuild.Steps`), which is quadratic; it is\n" +
+		"skipped on the largest session, where it would take hours. A run shorter than " + dur(r.cfg.minTime) + " is\n" +
+		"repeated and averaged.\n\n")
+	t := newTable("events", "steps", "verify µs/event", "verify per run", "naive µs/event", "naive per run", "naive ÷ verify")
+	for _, v := range r.verify {
+		naive, naiveRun, rat := "skipped", "skipped", "–"
+		if v.hasNaive {
+			naive, naiveRun, rat = num(v.naive.Median), dur(v.naiveTotal), ratioRange(v.ratio)
+		}
+		t.add(group(v.events), group(int64(v.steps)), num(v.verify.Median), dur(v.verifyTotal), naive, naiveRun, rat)
+	}
+	t.write(b)
+	if n := len(r.verify); n > 1 {
+		fmt.Fprintf(b, "Verify time per event at %s events ÷ at %s events: **%s**, per round.\n\n",
+			group(r.verify[n-1].events), group(r.verify[0].events), ratioRange(r.scale))
+	}
+}
+
+func (r *report) writeCodec(b *strings.Builder) {
+	b.WriteString("## Codec against encoding/json\n\n")
+	b.WriteString("Decode is `codec.DecodeRecord` + `codec.DecodeEvent` of the stored record (CRC check, strict decode,\n" +
+		"typed view) against `json.Unmarshal` of the line into Go structs that mirror the same fields. Encode is\n" +
+		"`codec.FromJSON` + `codec.EncodeRecord` of the line (buffers reused) against `json.Marshal` of the\n" +
+		"decoded structs. Each sample repeats the call for at least " + dur(r.cfg.minTime) + ".\n\n")
+	t := newTable("event", "operation", "codec ns/op", "encoding/json ns/op", "encoding/json ÷ codec", "codec allocs/op", "encoding/json allocs/op")
+	t.align[1] = false
+	for _, cr := range r.codec {
+		t.add(cr.event, cr.op, num(cr.ours.Median), num(cr.json.Median), ratioRange(cr.ratio), num(cr.oursAllocs.Median), num(cr.jsonAllocs.Median))
+	}
+	t.write(b)
+	seen := map[string]bool{}
+	for _, cr := range r.codec {
+		if !seen[cr.event] {
+			seen[cr.event] = true
+			fmt.Fprintf(b, "The %s line is %s B; its stored record %s B.\n", cr.event, group(int64(cr.lineBytes)), group(int64(cr.recordBytes)))
+		}
+	}
+	b.WriteString("\n")
+}
+
+func (r *report) writeSpace(b *strings.Builder) {
+	b.WriteString("## Bytes on disk\n\n")
+	b.WriteString("Per event: the JSONL line with its newline (for a generated session, the whole file ÷ its events);\n" +
+		"the stored record (msgpack payload and its 5-byte frame); the bbolt pages the store needs (its high-water\n" +
+		"mark, pages in use or free); and the file, which bbolt grows ahead of need in preallocated steps, so that\n" +
+		"overhead shrinks as the store grows. The generated sessions were imported, one per store; the 1 KB\n" +
+		"messages are the durable rounds' stores.\n\n")
+	t := newTable("data", "events", "JSONL B/event", "record B/event", "bbolt pages B/event", "file B/event", "record ÷ JSONL", "file ÷ JSONL")
+	t.align[0] = false
+	for _, s := range r.space {
+		t.add(s.data, group(s.events), num(s.jsonl), num(s.record), num(s.inUse), num(s.file), ratio(s.record/s.jsonl), ratio(s.file/s.jsonl))
+	}
+	t.write(b)
+}
+
+func (r *report) writeMemory(b *strings.Builder) {
+	mr := r.memory
+	b.WriteString("## Memory\n\n")
+	fmt.Fprintf(b, "The largest session is replayed from its store (`Scan`) through a `rebuild.Builder` that builds every\n"+
+		"step's full request, as `logtool replay` does. The heap in use is sampled every %s and every 32 steps;\n"+
+		"\"before\" is after a GC, before the replay. GOGC is the default. Median of %d runs.\n\n",
+		dur(memorySampleEvery), mr.peak.N)
+	t := newTable("events", "steps", "JSONL", "largest request", "heap in use before", "peak heap in use", "peak ÷ JSONL", "replay µs/event")
+	t.add(group(mr.events), group(int64(mr.steps)), mib(float64(mr.jsonl))+" MiB", num(float64(mr.largest)/1024)+" KiB",
+		mib(mr.base.Median)+" MiB", mib(mr.peak.Median)+" MiB", ratio(mr.peak.Median/float64(mr.jsonl)), num(mr.perEvent.Median))
+	t.write(b)
+}

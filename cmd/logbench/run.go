@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0 // every measurement was taken and the report written
+	exitFailure = 1 // a measurement or the report failed
+	exitUsage   = 2 // the command line could not be run
+)
+
+// config is what one run measures, from the flags.
+type config struct {
+	out       string        // report file; "-" prints only
+	dir       string        // where stores and JSONL files go
+	quick     bool          // small sizes, short rounds
+	rounds    int           // rounds each figure is the median of
+	roundTime time.Duration // one durable round of one side
+	// minTime is the least time one timed sample of a short operation
+	// (a codec call, a small verify) runs for: the operation repeats
+	// until it is reached.
+	minTime time.Duration
+	// sizes are the event counts of the generated sessions, ascending;
+	// the naive rebuild runs on all but the largest.
+	sizes []int
+	// pool is the number of distinct events the durable rounds append
+	// from (a session that reaches it is replaced by a new one).
+	pool int
+	// args is the command line, for the report.
+	args []string
+}
+
+// defaults of the full run and of -quick.
+var (
+	fullSizes  = []int{1000, 10000, 100000}
+	quickSizes = []int{300, 1000, 3000}
+)
+
+// parseFlags reads the command line into a config.
+func parseFlags(args []string, stdout io.Writer) (config, error) {
+	fs := flag.NewFlagSet("logbench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var c config
+	fs.StringVar(&c.out, "o", "BENCHMARKS.md", "write the report to `FILE` (\"-\": print it only)")
+	fs.StringVar(&c.dir, "dir", "", "write the stores and JSONL files under `DIR`, the disk under test (default: the system temp directory)")
+	fs.BoolVar(&c.quick, "quick", false, "small sizes and short rounds: a smoke test, not a measurement")
+	fs.IntVar(&c.rounds, "rounds", 0, "rounds each figure is the median of (default 5, 2 with -quick)")
+	fs.DurationVar(&c.roundTime, "round-time", 0, "length of one durable round of one side (default 2s, 100ms with -quick)")
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "Usage: logbench [flags]\n\n"+
+			"Measures sessionlog against its baselines (durable appends against JSONL+fsync,\n"+
+			"verify against the naive rebuild, the codec against encoding/json, bytes on disk,\n"+
+			"replay memory) and writes the tables to BENCHMARKS.md. Run it from the\n"+
+			"repository root on an otherwise idle machine.\n\nFlags:\n")
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
+			return c, err
+		}
+		return c, usagef("%s", errors.Safe(err.Error()))
+	}
+	if fs.NArg() > 0 {
+		return c, usagef("unexpected argument %q", errors.Safe(fs.Arg(0)))
+	}
+	switch {
+	case c.rounds < 0:
+		return c, usagef("-rounds must be at least 1")
+	case c.rounds == 0 && c.quick:
+		c.rounds = 2
+	case c.rounds == 0:
+		c.rounds = 5
+	}
+	switch {
+	case c.roundTime < 0:
+		return c, usagef("-round-time must be positive")
+	case c.roundTime == 0 && c.quick:
+		c.roundTime = 100 * time.Millisecond
+	case c.roundTime == 0:
+		c.roundTime = 2 * time.Second
+	}
+	if c.out == "" {
+		return c, usagef("-o must name a file, or - to print only")
+	}
+	if c.dir == "" {
+		c.dir = os.TempDir()
+	}
+	c.sizes, c.minTime, c.pool = fullSizes, 300*time.Millisecond, 4096
+	if c.quick {
+		c.sizes, c.minTime, c.pool = quickSizes, 10*time.Millisecond, 512
+	}
+	c.args = args
+	return c, nil
+}
+
+// run runs logbench with the command line args and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	c, err := parseFlags(args, stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err == nil {
+		err = measure(ctx, c, stdout, stderr)
+	}
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "logbench: %s\n", strings.TrimPrefix(err.Error(), "logbench: "))
+	if hints := errors.FlattenHints(err); hints != "" {
+		for _, h := range strings.Split(hints, "\n--\n") {
+			fmt.Fprintf(stderr, "hint: %s\n", h)
+		}
+	}
+	if errors.Is(err, ErrUsage) {
+		fmt.Fprintln(stderr, "hint: run 'logbench -h' for usage")
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// measure takes every measurement of c, then prints and writes the report.
+func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
+	if fi, err := os.Stat(c.dir); err != nil || !fi.IsDir() {
+		return usagef("-dir %s is not a directory", errors.Safe(c.dir))
+	}
+	work, err := os.MkdirTemp(c.dir, "logbench-")
+	if err != nil {
+		return errors.Wrap(err, "logbench: work directory")
+	}
+	defer os.RemoveAll(work)
+
+	r := &report{cfg: c, started: time.Now(), machine: describeMachine(work)}
+	p := progress{w: stderr}
+	p.printf("load average %s; work directory %s", r.machine.loadStart, work)
+
+	sections := []struct {
+		name string
+		fn   func() error
+	}{
+		{"durable appends", func() (err error) { r.durable, err = measureDurable(ctx, c, work, p); return err }},
+		{"codec", func() (err error) { r.codec, err = measureCodec(ctx, c, p); return err }},
+		{"sessions", func() (err error) { r.sessions, err = buildSessions(ctx, c, work, p); return err }},
+		{"verify", func() (err error) { r.verify, r.scale, err = measureVerify(ctx, c, r.sessions, p); return err }},
+		{"memory", func() (err error) {
+			r.memory, err = measureMemory(ctx, c, r.sessions[len(r.sessions)-1], p)
+			return err
+		}},
+		{"bytes on disk", func() (err error) { r.space, err = measureSpace(ctx, r.sessions, r.durable); return err }},
+	}
+	defer func() {
+		for _, s := range r.sessions {
+			s.close()
+		}
+	}()
+	for _, s := range sections {
+		if err := ctx.Err(); err != nil {
+			return errors.Wrap(err, "logbench: interrupted")
+		}
+		p.printf("%s…", s.name)
+		if err := s.fn(); err != nil {
+			return errors.Wrapf(err, "logbench: %s", errors.Safe(s.name))
+		}
+	}
+	r.elapsed = time.Since(r.started)
+	r.machine.loadEnd = loadAverage()
+
+	doc := r.markdown()
+	if _, err := io.WriteString(stdout, doc); err != nil {
+		return errors.Wrap(err, "logbench: stdout")
+	}
+	if c.out == "-" {
+		return nil
+	}
+	if err := writeFileAtomic(c.out, []byte(doc)); err != nil {
+		return err
+	}
+	p.printf("wrote %s", c.out)
+	return nil
+}
+
+// writeFileAtomic writes data to path through a temporary file in the
+// same directory and a rename, so that a failed run never leaves a
+// half-written report.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return errors.Wrapf(err, "logbench: write %s", errors.Safe(path))
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	err = errors.CombineErrors(err, f.Close())
+	if err == nil {
+		err = os.Chmod(tmp, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return errors.Wrapf(err, "logbench: write %s", errors.Safe(path))
+	}
+	return nil
+}
+
+// progress writes progress lines on stderr.
+type progress struct{ w io.Writer }
+
+func (p progress) printf(format string, args ...interface{}) {
+	fmt.Fprintf(p.w, "logbench: "+format+"\n", args...)
+}
