@@ -98,8 +98,9 @@ type Session struct {
 	// header record or bucket is damaged, or its id is a duplicate).
 	Lost bool
 	// End is the number of events the session had: the head's count; when
-	// the head record is damaged, one past the last seq found (at least
-	// Copied); -1 when not known. The lost range is [Copied, End).
+	// the head record (or, for a lost session, the header record) is
+	// damaged, one past the last seq found (at least Copied); -1 when not
+	// known. The lost range is [Copied, End).
 	End int64
 	// Cause is why the copy stopped before End, or why the session was
 	// lost or flagged; None when it was copied whole and checks out.

@@ -106,7 +106,7 @@ func copySession(ctx context.Context, src Source, dst Destination, id string) (S
 	hdr, err := decodeHeader(id, hrec)
 	if err != nil {
 		s.Lost, s.Cause, s.Err = true, Header, err
-		return s, nil
+		return s, s.count(ctx, src)
 	}
 	var head eventlog.Head
 	err = protect(fmt.Sprintf("session %q: head record", id), func() error {
@@ -204,6 +204,25 @@ func (s *Session) survey(ctx context.Context, src Source, from int64) error {
 	if extra > 0 && s.Cause == None {
 		s.Cause, s.At = Extra, s.End
 		s.Err = damagedf("salvage: session %q: records past the head's count of %d events", errors.Safe(s.ID), errors.Safe(s.End))
+	}
+	return nil
+}
+
+// count sets End, for a session that is lost whole, to one past the last
+// key of its records; it stays -1 when they cannot be walked.
+func (s *Session) count(ctx context.Context, src Source) error {
+	last := int64(-1)
+	err := protect(fmt.Sprintf("session %q: records", s.ID), func() error {
+		return src.Records(ctx, s.ID, 0, func(seq int64, _ []byte) error {
+			last = seq
+			return nil
+		})
+	})
+	if cerr := ctx.Err(); cerr != nil {
+		return errors.Wrap(cerr, "salvage")
+	}
+	if err == nil {
+		s.End = last + 1
 	}
 	return nil
 }

@@ -221,7 +221,7 @@ func checkReport(t *testing.T, rep salvage.Report, wants []want, orig map[string
 		}
 		line := s.String()
 		if s.Lost != w.lost || s.Cause != w.cause || s.At != w.at || (s.HeadErr != nil) != w.head ||
-			(!w.lost && (s.Copied != w.copied || s.End != w.end)) || (w.later >= 0 && s.Later != w.later) {
+			(!w.lost && (s.Copied != w.copied || s.End != w.end)) || (s.Lost && s.End >= 0 && s.End != n) || (w.later >= 0 && s.Later != w.later) {
 			t.Errorf("session %s: %s\n(lost %v copied %d end %d cause %s at %d later %d head %v)\nwant %+v",
 				s.ID, line, s.Lost, s.Copied, s.End, s.Cause, s.At, s.Later, s.HeadErr, w)
 		}

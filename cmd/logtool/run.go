@@ -145,6 +145,7 @@ Exit codes: 0 ok, 1 failure or refused input, 2 usage.`,
 		newDiffCmd(g, stdout, stderr),
 		newCacheCmd(g, stdout, stderr),
 		newRunCmd(g, stdout, stderr),
+		newSalvageCmd(g, stdout, stderr),
 	)
 	return root
 }

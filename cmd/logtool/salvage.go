@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/salvage"
+	"github.com/spf13/cobra"
+)
+
+// salvageOptions are the flags of logtool salvage.
+type salvageOptions struct {
+	g *globalOptions
+	// out is the new store to create.
+	out string
+}
+
+func newSalvageCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
+	opts := salvageOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "salvage -o NEW",
+		Short: "Copy every record that still verifies into a new store",
+		Long: `Copy what still verifies out of a damaged store (--db) into a new store NEW,
+and report what was lost. The damaged store is opened read-only and never
+changed; NEW must not exist, and appears only once it is complete.
+
+A session is a sequence that means nothing past a hole, so each session is
+copied as the longest prefix of its events whose records pass their frame
+and CRC check, decode, sit under their own seq with none missing, and obey
+the rules of the log. A session whose header record is damaged is lost whole.
+
+The report on stdout has one line per session: "ID ok", "ID damaged" with
+the seqs lost as a range [first,end) and why (crc, frame, decode, gap, key,
+fold rule, unreadable, missing, …), or "ID lost"; then a summary line. The
+exit status is 1 when anything was lost or found wrong, 0 when every session
+was copied whole.`,
+		Args: maxArgs(0),
+		RunE: g.action(func(cmd *cobra.Command, args []string) error {
+			return runSalvage(cmd.Context(), opts, stdout)
+		}),
+	}
+	cmd.Flags().StringVarP(&opts.out, "output", "o", "", "the new store `NEW` to create (it must not exist)")
+	return cmd
+}
+
+// runSalvage copies the store at --db into a new store.
+func runSalvage(ctx context.Context, opts salvageOptions, stdout io.Writer) (err error) {
+	if opts.out == "" {
+		return usagef("salvage: missing -o NEW, the new store to create")
+	}
+	st, err := opts.g.open(openRead)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, &err)
+	src, ok := st.(salvage.Source)
+	if !ok {
+		return errors.AssertionFailedf("logtool: the store cannot be salvaged")
+	}
+	rep, err := salvage.Into(ctx, src, opts.out, nil)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(stdout)
+	for i := range rep.Sessions {
+		fmt.Fprintln(w, rep.Sessions[i].String())
+	}
+	fmt.Fprintf(w, "%s; new store %s\n", rep.Summary(), opts.out)
+	if err := w.Flush(); err != nil {
+		return errors.Wrap(err, "salvage: write the report")
+	}
+	if !rep.Damaged() {
+		return nil
+	}
+	t := rep.Totals()
+	what := "the session list is damaged"
+	if n := t.Damaged + t.Lost; n > 0 {
+		lost := fmt.Sprintf("%d", t.LostEvents)
+		if t.Unknown {
+			lost = "at least " + lost
+		}
+		what = fmt.Sprintf("%s not copied whole, %s %s lost", count(n, "session", "sessions"), lost,
+			plural(int(t.LostEvents), "event", "events"))
+		if rep.List != nil {
+			what += "; the session list is damaged"
+		}
+	}
+	return errors.WithHintf(errors.Mark(errors.Newf("salvage: %s", errors.Safe(what)), ErrFindings),
+		"the lines above name each session's lost seqs and why; %s holds the rest, and 'logtool --db %s verify' checks it",
+		errors.Safe(opts.out), errors.Safe(opts.out))
+}

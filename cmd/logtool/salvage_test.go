@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// TestSalvage runs testdata/salvage with the directives of TestCLI, and:
+//
+//	flip PATH NEEDLE     flip one bit in the middle of every occurrence of
+//	                     NEEDLE in the file, as damage on disk would; prints
+//	                     the number of occurrences
+//
+// Every logtool salvage run is checked to leave the store it reads (--db,
+// else $DB) byte-identical.
+func TestSalvage(t *testing.T) {
+	s := newScript(t)
+	defer s.unlock(t)
+	datadriven.RunTest(t, "testdata/salvage", func(t *testing.T, td *datadriven.TestData) string {
+		switch td.Cmd {
+		case "flip":
+			return flipDirective(t, td, s.expand(td.CmdArgs[0].String()), td.CmdArgs[1].String())
+		case "logtool":
+			db, salvaging := s.db, false
+			for i, a := range td.CmdArgs {
+				switch {
+				case a.String() == "salvage":
+					salvaging = true
+				case a.String() == "--db" && i+1 < len(td.CmdArgs):
+					db = s.expand(td.CmdArgs[i+1].String())
+				}
+			}
+			before := fileState(t, db)
+			out := s.run(t, td)
+			if after := fileState(t, db); salvaging && after != before {
+				t.Errorf("%s: salvage changed the store it read: %s, then %s", td.Pos, before, after)
+			}
+			return out
+		}
+		return s.run(t, td)
+	})
+}
+
+// flipDirective flips one bit in the middle of every occurrence of needle
+// in the file at path.
+func flipDirective(t *testing.T, td *datadriven.TestData, path, needle string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%s: flip: %v", td.Pos, err)
+	}
+	n := 0
+	for off := 0; ; {
+		i := bytes.Index(b[off:], []byte(needle))
+		if i < 0 {
+			break
+		}
+		b[off+i+len(needle)/2] ^= 0x04
+		off += i + len(needle)
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("%s: flip: %q is not in %s", td.Pos, needle, path)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatalf("%s: flip: %v", td.Pos, err)
+	}
+	return fmt.Sprintf("flipped %d %s\n", n, plural(n, "occurrence", "occurrences"))
+}
