@@ -110,7 +110,7 @@ func TestQuick(t *testing.T) {
 		ratios  []int // columns holding ratios
 		numbers []int // columns holding numbers
 	}{
-		{name: "machine", section: "Machine", rows: 7},
+		{name: "machine", section: "Machine", rows: 8},
 		{name: "summary", section: "Summary", rows: 9, ratios: []int{3}, numbers: []int{1, 2}},
 		{name: "durable", section: "Durable appends", rows: 3, ratios: []int{3}, numbers: []int{1, 2, 4, 5, 6}},
 		{name: "verify", section: "Verify and the naive rebuild", rows: len(quickSizes), numbers: []int{0, 1, 2, 3}},

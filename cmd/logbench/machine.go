@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -25,6 +26,8 @@ type machineInfo struct {
 	// and the device's queue settings.
 	dir, fs, device, scheduler, writeCache string
 	loadStart, loadEnd                     string
+	// commit is the repository's HEAD where logbench ran, when git says.
+	commit string
 }
 
 const unknown = "unknown"
@@ -42,10 +45,21 @@ func describeMachine(dir string) machineInfo {
 		goVersion: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
 		dir:       filepath.Dir(dir),
 		loadStart: loadAverage(),
+		commit:    gitHead(),
 	}
 	m.fs, m.device = mountOf(dir)
 	m.scheduler, m.writeCache = queueOf(m.device)
 	return m
+}
+
+// gitHead returns the short hash of the current directory's git HEAD, or
+// "unknown".
+func gitHead() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil || len(strings.TrimSpace(string(out))) == 0 {
+		return unknown
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // firstLine returns the first line of a file, or "unknown".

@@ -91,6 +91,7 @@ func (r *report) markdown() string {
 	t := newTable("", "")
 	t.align[1] = false
 	t.add("date", m.date.Format(time.RFC3339))
+	t.add("commit", m.commit)
 	t.add("kernel (`uname -r`)", m.kernel)
 	t.add("CPU", fmt.Sprintf("%s, %d cores (GOMAXPROCS %d)", m.cpu, m.cores, m.procs))
 	t.add("memory", m.memory)
