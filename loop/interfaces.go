@@ -42,6 +42,9 @@ type Stream interface {
 // Request is what the loop hands a provider: the request's canonical JSON
 // (SPEC §6.1), exactly the bytes whose digest the log records, and the
 // header it was built under.
+//
+// Caveats: JSON is valid until the stream is closed; the loop reuses its
+// storage for the next request. A provider that keeps it must copy it.
 type Request struct {
 	Turn, Step int64
 	JSON       []byte

@@ -48,6 +48,9 @@ type Loop struct {
 	check     *rebuild.Builder
 	checkNext int64
 
+	// reqBuf holds the request being sent; the next step reuses it.
+	reqBuf []byte
+
 	// Instance state.
 	anchored bool
 	composed bool
@@ -87,7 +90,7 @@ func Open(ctx context.Context, store Store, id string, opts Options) (*Loop, err
 		l.hdr = head.Header
 		l.lastTime = head.Header.CreatedAt
 	}
-	l.own = rebuild.NewBuilder(l.hdr, rebuild.BuilderOptions{Requests: true}, discard)
+	l.own = rebuild.NewBuilder(l.hdr, rebuild.BuilderOptions{}, discard)
 	l.check = rebuild.NewBuilder(l.hdr, rebuild.BuilderOptions{}, discard)
 	if err := l.load(ctx); err != nil {
 		return nil, err

@@ -149,7 +149,7 @@ func (l *Loop) boundary(ctx context.Context, turn, step int64, snap header.Snaps
 // dispatch builds the request, checks it, records its digest, streams the
 // answer and runs the tools (SPEC §7 steps 8–11).
 func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*ending, error) {
-	mine, ok := l.own.Peek()
+	mine, ok := l.own.PeekRequestTo(l.reqBuf)
 	if !ok || mine.Null {
 		return nil, errors.AssertionFailedf("loop: no request for step %d.%d after its header", errors.Safe(turn), errors.Safe(step))
 	}
@@ -169,6 +169,7 @@ func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*
 	if err := b.commit(ctx); err != nil {
 		return nil, err
 	}
+	l.reqBuf = mine.Request // reused by the next step's request
 	req := &Request{Turn: turn, Step: step, JSON: mine.Request, Digest: mine.Digest, Header: mine.Header}
 	calls, e, err := l.stream(ctx, req)
 	if e != nil || err != nil {

@@ -239,25 +239,44 @@ func (b *Builder) refreshCache(h *header.Snapshot) {
 // finish settles p with the header in force now.
 func (b *Builder) finish(p *pending) {
 	p.done = true
-	p.out = b.compute(p)
+	p.out = b.compute(p, b.opts.Requests, nil)
 	p.nodes, p.state = nil, nil
 }
 
 // Peek returns the request of the latest step that is not settled yet, as
 // it stands with the header in force now, without settling it: what the
 // loop sends after writing a step's header. ok is false when no step is
-// pending.
+// pending. Step.Request is set when the Builder keeps requests.
 func (b *Builder) Peek() (s Step, ok bool) {
+	return b.peek(b.opts.Requests, nil)
+}
+
+// PeekRequest is Peek with Step.Request always set: a loop folds its log
+// without keeping every request, and builds the full request only for the
+// step it is about to send.
+func (b *Builder) PeekRequest() (s Step, ok bool) {
+	return b.peek(true, nil)
+}
+
+// PeekRequestTo is PeekRequest writing the request into buf's storage
+// (from buf[:0]) when it is large enough, so that a caller sending one
+// request after another reuses one buffer.
+func (b *Builder) PeekRequestTo(buf []byte) (s Step, ok bool) {
+	return b.peek(true, buf[:0])
+}
+
+func (b *Builder) peek(request bool, buf []byte) (Step, bool) {
 	for i := len(b.pending) - 1; i >= 0; i-- {
 		if p := b.pending[i]; !p.done {
-			return b.compute(p), true
+			return b.compute(p, request, buf), true
 		}
 	}
 	return Step{}, false
 }
 
-// compute builds p's request with the header in force now.
-func (b *Builder) compute(p *pending) Step {
+// compute builds p's request with the header in force now; the full
+// request JSON only when request is set.
+func (b *Builder) compute(p *pending, request bool, buf []byte) Step {
 	out := p.out
 	out.Recorded = append([]Recorded(nil), p.out.Recorded...)
 	h, ok := b.f.Header()
@@ -288,8 +307,8 @@ func (b *Builder) compute(p *pending) Step {
 	}
 	d.Write(tail)
 	d.Sum(out.Digest[:0])
-	if b.opts.Requests {
-		out.Request = AppendRequest(nil, &h, messages(p.nodes), b.id)
+	if request {
+		out.Request = appendRequestNodes(buf, &h, p.nodes, b.id)
 	}
 	return out
 }

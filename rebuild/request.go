@@ -82,5 +82,36 @@ func AppendRequest(dst []byte, h *header.Snapshot, msgs [][]byte, id string) []b
 	return appendTail(dst, h, id)
 }
 
+// appendRequestNodes is AppendRequest over surface nodes, with dst grown
+// once to the request's size.
+func appendRequestNodes(dst []byte, h *header.Snapshot, nodes []node, id string) []byte {
+	size := 256 + len(h.System) + len(id)
+	for _, m := range h.Prefix {
+		size += len(m) + 1
+	}
+	for _, t := range h.Tools {
+		size += len(t.JSON) + 1
+	}
+	for _, n := range nodes {
+		size += len(n.msg) + 1
+	}
+	if cap(dst)-len(dst) < size {
+		dst = append(make([]byte, 0, len(dst)+size+size/4), dst...) // headroom: the next request is a little longer
+	}
+	dst = appendHead(dst, h)
+	first := len(h.Prefix) == 0
+	for _, n := range nodes {
+		if n.msg == nil {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, n.msg...)
+	}
+	return appendTail(dst, h, id)
+}
+
 // Digest is the request digest of SPEC §6.3: SHA-256 of the canonical JSON.
 func Digest(request []byte) [32]byte { return sha256.Sum256(request) }
