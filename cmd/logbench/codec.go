@@ -113,7 +113,7 @@ type codecResult struct {
 var codecSink int
 
 // measureCodec times decode and encode of each case against
-// encoding/json, pair by pair.
+// encoding/json, interleaved (timePair), one ratio per round.
 func measureCodec(ctx context.Context, c config, p progress) ([]codecResult, error) {
 	type pair struct {
 		res       codecResult
@@ -171,13 +171,9 @@ func measureCodec(ctx context.Context, c config, p progress) ([]codecResult, err
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			o, err := timeOp(c.minTime, pr.ours)
+			o, s, err := timePair(c.minTime, c.slice, pr.ours, pr.std)
 			if err != nil {
 				return nil, errors.Wrapf(err, "%s %s", errors.Safe(pr.res.op), errors.Safe(pr.res.event))
-			}
-			s, err := timeOp(c.minTime, pr.std)
-			if err != nil {
-				return nil, errors.Wrapf(err, "%s %s: encoding/json", errors.Safe(pr.res.op), errors.Safe(pr.res.event))
 			}
 			sm := &samples[i]
 			sm.ours, sm.std, sm.ratio = append(sm.ours, o.NsPerOp), append(sm.std, s.NsPerOp), append(sm.ratio, s.NsPerOp/o.NsPerOp)

@@ -32,10 +32,11 @@
 // loop can run ten times faster or slower from one minute to the next.
 // Every figure is therefore the median of several rounds, and every ratio
 // is computed pair by pair: inside one round, the baseline and ours run
-// back to back (baseline first), their ratio is taken, and the report
-// gives the median of those per-round ratios with their range. The ratios
-// are the figures to trust; the absolute numbers say what this machine
-// did during this run.
+// interleaved in short alternating slices (baseline first), so that a
+// burst of load from other processes weighs on both alike; their ratio is
+// taken over the round, and the report gives the median of those
+// per-round ratios with their range. The ratios are the figures to trust;
+// the absolute numbers say what this machine did during this run.
 //
 // The report goes to stdout as it is written to the file; progress goes
 // to stderr. Exit codes: 0 ok, 1 a measurement failed, 2 usage.

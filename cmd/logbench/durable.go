@@ -97,8 +97,15 @@ func measureDurable(ctx context.Context, c config, work string, p progress) ([]d
 	return out, nil
 }
 
-// runDurableMode runs c.rounds rounds of one mode, each the baseline then
-// the store, in one store and one JSONL file.
+// durableSlice is the longest one side runs inside a round before the
+// other takes over: a round alternates baseline and store slices, so
+// that a burst of load from other processes weighs on both alike.
+const durableSlice = 250 * time.Millisecond
+
+// runDurableMode runs c.rounds rounds of one mode in one store and one
+// JSONL file. A round alternates slices of the baseline and of the store,
+// baseline first, until each has run for c.roundTime; its ratio is the
+// store's rate ÷ the baseline's over the round.
 func runDurableMode(ctx context.Context, c config, m durableMode, dir string, pool []codec.Event, lines [][]byte, p progress) (durableResult, error) {
 	res := durableResult{mode: m}
 	st, err := eventlog.Open(filepath.Join(dir, "sessions.db"), &eventlog.Options{NewValidator: validator})
@@ -112,24 +119,32 @@ func runDurableMode(ctx context.Context, c config, m durableMode, dir string, po
 	}
 	defer base.Close()
 	d := &durableRun{ctx: ctx, st: st, mode: m, pool: pool}
+	slice := min(c.roundTime, durableSlice)
 	var ours, bases, ratios, perTx []float64
 	var baseLat []time.Duration
 	next := 0
 	for r := range c.rounds {
-		if err := ctx.Err(); err != nil {
+		if err := d.startRound(); err != nil {
 			return res, err
 		}
-		bRate, lat, n, err := baselineRound(ctx, base, lines, &next, c.roundTime)
-		if err != nil {
-			return res, err
+		var bTook, oTook time.Duration
+		var bLines, oEvents, oTx int64
+		for bTook < c.roundTime || oTook < c.roundTime {
+			n, took, lat, err := baselineSlice(ctx, base, lines, &next, slice)
+			if err != nil {
+				return res, err
+			}
+			bLines, bTook, baseLat = bLines+n, bTook+took, append(baseLat, lat...)
+			ev, took, tx, err := d.slice(slice)
+			if err != nil {
+				return res, err
+			}
+			oEvents, oTook, oTx = oEvents+ev, oTook+took, oTx+tx
 		}
-		res.lines += n
-		baseLat = append(baseLat, lat...)
-		oRate, tx, err := d.round(c.roundTime)
-		if err != nil {
-			return res, err
-		}
-		bases, ours, ratios, perTx = append(bases, bRate), append(ours, oRate), append(ratios, oRate/bRate), append(perTx, tx)
+		res.lines += bLines
+		bRate, oRate := float64(bLines)/bTook.Seconds(), float64(oEvents)/oTook.Seconds()
+		bases, ours, ratios = append(bases, bRate), append(ours, oRate), append(ratios, oRate/bRate)
+		perTx = append(perTx, float64(oEvents)/float64(max(1, oTx)))
 		p.printf("  %s, round %d/%d: %s ev/s, JSONL+fsync %s ev/s: %s", m.name, r+1, c.rounds, num(oRate), num(bRate), ratio(oRate/bRate))
 	}
 	res.ours, res.base, res.ratio, res.perTx = summarize(ours), summarize(bases), summarize(ratios), summarize(perTx)
@@ -162,28 +177,27 @@ func runDurableMode(ctx context.Context, c config, m durableMode, dir string, po
 	return res, nil
 }
 
-// baselineRound writes lines (cycling from *next) to f, each followed by
-// an fsync, for d, and returns the lines per second, the latency of each
-// write+fsync and the number of lines written.
-func baselineRound(ctx context.Context, f *os.File, lines [][]byte, next *int, d time.Duration) (float64, []time.Duration, int64, error) {
+// baselineSlice writes lines (cycling from *next) to f, each followed by
+// an fsync, for d, and returns the number of lines written, the time
+// taken and the latency of each write+fsync.
+func baselineSlice(ctx context.Context, f *os.File, lines [][]byte, next *int, d time.Duration) (int64, time.Duration, []time.Duration, error) {
 	var lat []time.Duration
 	start := time.Now()
 	for time.Since(start) < d {
 		if err := ctx.Err(); err != nil {
-			return 0, nil, 0, err
+			return 0, 0, nil, err
 		}
 		t0 := time.Now()
 		if _, err := f.Write(lines[*next]); err != nil {
-			return 0, nil, 0, errors.Wrap(err, "baseline write")
+			return 0, 0, nil, errors.Wrap(err, "baseline write")
 		}
 		if err := f.Sync(); err != nil {
-			return 0, nil, 0, errors.Wrap(err, "baseline fsync")
+			return 0, 0, nil, errors.Wrap(err, "baseline fsync")
 		}
 		lat = append(lat, time.Since(t0))
 		*next = (*next + 1) % len(lines)
 	}
-	took := time.Since(start)
-	return float64(len(lat)) / took.Seconds(), lat, int64(len(lat)), nil
+	return int64(len(lat)), time.Since(start), lat, nil
 }
 
 // durableRun appends a mode's rounds to one store.
@@ -192,9 +206,11 @@ type durableRun struct {
 	st       *eventlog.Log
 	mode     durableMode
 	pool     []codec.Event
-	sessions int             // sessions created so far
-	lat      []time.Duration // every Append call's latency
-	mu       sync.Mutex      // guards lat during a concurrent round
+	sessions int      // sessions created so far
+	ids      []string // the round's sessions, one per goroutine
+	seqs     []int    // each session's next seq
+	lat      []time.Duration
+	mu       sync.Mutex // guards lat during a concurrent slice
 }
 
 // newSession creates the next session of the run. It costs a commit, so
@@ -205,72 +221,74 @@ func (d *durableRun) newSession() (string, error) {
 	return id, d.st.Create(d.ctx, codec.NewSessionHeader(id, 1767225600000, "/home/dev/project", "", 0))
 }
 
-// round runs one round of the store and returns its events per second
-// and events per transaction.
-func (d *durableRun) round(dur time.Duration) (rate, perTx float64, err error) {
-	if d.mode.sessions == 1 {
-		return d.serialRound(dur)
+// startRound creates the round's sessions.
+func (d *durableRun) startRound() error {
+	d.ids, d.seqs = make([]string, d.mode.sessions), make([]int, d.mode.sessions)
+	for i := range d.ids {
+		var err error
+		if d.ids[i], err = d.newSession(); err != nil {
+			return err
+		}
 	}
-	return d.concurrentRound(dur)
+	return nil
 }
 
-// serialRound appends from one goroutine until its Append calls have
-// taken dur in total. Only the Append calls are timed: when a session has
-// used up the pool, a new session is created between two of them.
-func (d *durableRun) serialRound(dur time.Duration) (float64, float64, error) {
-	id, err := d.newSession()
-	if err != nil {
-		return 0, 0, err
+// slice runs the store for one slice and returns the events appended,
+// the time they took and the write transactions that committed them.
+func (d *durableRun) slice(dur time.Duration) (int64, time.Duration, int64, error) {
+	if d.mode.sessions == 1 {
+		return d.serialSlice(dur)
 	}
+	return d.concurrentSlice(dur)
+}
+
+// serialSlice appends from one goroutine until its Append calls have
+// taken dur in total. Only the Append calls are timed: when the session
+// has used up the pool, a new one is created between two of them.
+func (d *durableRun) serialSlice(dur time.Duration) (int64, time.Duration, int64, error) {
 	var busy time.Duration
-	var events int64
-	seq := 0
+	var events, creates int64
 	tx0, _ := d.st.CommitStats()
-	creates := int64(0)
 	for busy < dur {
 		if err := d.ctx.Err(); err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
-		if seq+d.mode.perCommit > len(d.pool) {
-			if id, err = d.newSession(); err != nil {
-				return 0, 0, err
+		if d.seqs[0]+d.mode.perCommit > len(d.pool) {
+			id, err := d.newSession()
+			if err != nil {
+				return 0, 0, 0, err
 			}
+			d.ids[0], d.seqs[0] = id, 0
 			creates++
-			seq = 0
 		}
+		seq := d.seqs[0]
 		t0 := time.Now()
-		if err := d.st.Append(d.ctx, id, d.pool[seq:seq+d.mode.perCommit]); err != nil {
-			return 0, 0, err
+		if err := d.st.Append(d.ctx, d.ids[0], d.pool[seq:seq+d.mode.perCommit]); err != nil {
+			return 0, 0, 0, err
 		}
 		took := time.Since(t0)
 		busy += took
 		d.lat = append(d.lat, took)
-		seq += d.mode.perCommit
+		d.seqs[0] += d.mode.perCommit
 		events += int64(d.mode.perCommit)
 	}
 	tx1, _ := d.st.CommitStats()
-	return float64(events) / busy.Seconds(), float64(events) / float64(max(1, tx1-tx0-creates)), nil
+	return events, busy, tx1 - tx0 - creates, nil
 }
 
-// concurrentRound creates one session per goroutine, then lets them all
-// append at once, one Append after the other each, for dur of wall time.
-// A session that uses up the pool stops early (it would need more than
-// pool × sessions ÷ dur events per second, far beyond a durable store).
-func (d *durableRun) concurrentRound(dur time.Duration) (float64, float64, error) {
-	ids := make([]string, d.mode.sessions)
-	for i := range ids {
-		var err error
-		if ids[i], err = d.newSession(); err != nil {
-			return 0, 0, err
-		}
-	}
+// concurrentSlice lets one goroutine per session of the round append at
+// once, one Append after the other each, for dur of wall time. A session
+// that has used up the pool stops early (it would need more than
+// pool × sessions ÷ round time events per second, far beyond a durable
+// store).
+func (d *durableRun) concurrentSlice(dur time.Duration) (int64, time.Duration, int64, error) {
 	var events atomic.Int64
-	errs := make([]error, len(ids))
+	errs := make([]error, len(d.ids))
 	var wg sync.WaitGroup
 	tx0, _ := d.st.CommitStats()
 	start := time.Now()
 	deadline := start.Add(dur)
-	for i, id := range ids {
+	for i, id := range d.ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -280,17 +298,19 @@ func (d *durableRun) concurrentRound(dur time.Duration) (float64, float64, error
 				d.lat = append(d.lat, lat...)
 				d.mu.Unlock()
 			}()
-			for seq := 0; seq+d.mode.perCommit <= len(d.pool) && time.Now().Before(deadline); seq += d.mode.perCommit {
-				if d.ctx.Err() != nil {
-					errs[i] = d.ctx.Err()
+			for d.seqs[i]+d.mode.perCommit <= len(d.pool) && time.Now().Before(deadline) {
+				if err := d.ctx.Err(); err != nil {
+					errs[i] = err
 					return
 				}
+				seq := d.seqs[i]
 				t0 := time.Now()
 				if err := d.st.Append(d.ctx, id, d.pool[seq:seq+d.mode.perCommit]); err != nil {
 					errs[i] = err
 					return
 				}
 				lat = append(lat, time.Since(t0))
+				d.seqs[i] += d.mode.perCommit
 				events.Add(int64(d.mode.perCommit))
 			}
 		}()
@@ -299,7 +319,7 @@ func (d *durableRun) concurrentRound(dur time.Duration) (float64, float64, error
 	took := time.Since(start)
 	tx1, _ := d.st.CommitStats()
 	if err := errors.Join(errs...); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	return float64(events.Load()) / took.Seconds(), float64(events.Load()) / float64(max(1, tx1-tx0)), nil
+	return events.Load(), took, tx1 - tx0, nil
 }

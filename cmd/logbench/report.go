@@ -73,7 +73,7 @@ func (r *report) markdown() string {
 	m := r.machine
 	fmt.Fprintf(&b, "# Benchmarks\n\n")
 	fmt.Fprintf(&b, "Measured by `go run ./cmd/logbench%s` on %s, in %s: %d rounds per figure, durable rounds of %s per side.\n",
-		argString(c.args), m.date.Format("2006-01-02 15:04 MST"), dur(r.elapsed.Round(time.Second)), c.rounds, c.roundTime)
+		argString(c.args), m.date.Format("2006-01-02 15:04 MST"), dur(r.elapsed.Round(time.Second)), c.rounds, dur(c.roundTime))
 	fmt.Fprintf(&b, "Run the same command from the repository root to measure again; `-h` lists the flags, and the doc of\n"+
 		"`cmd/logbench` describes the method.\n\n")
 	if c.quick {
@@ -83,8 +83,9 @@ func (r *report) markdown() string {
 		"builds and tests on it at the same time (the load average was %s when the run started and %s when it\n"+
 		"ended), it has %d cores, and its disk is noisy: the same fsync loop can run several times faster or slower\n"+
 		"from one minute to the next. Every figure is the median of its rounds. Every ratio is computed pair by\n"+
-		"pair: inside one round the two sides run back to back (the baseline first) and their ratio is taken\n"+
-		"there; the tables give the median of those per-round ratios, with their range in parentheses.\n\n",
+		"pair: inside one round the two sides run interleaved, in short alternating slices (the baseline\n"+
+		"first), so that a burst of load weighs on both alike, and their ratio is taken over the round; the\n"+
+		"tables give the median of those per-round ratios, with their range in parentheses.\n\n",
 		m.loadStart, m.loadEnd, m.cores)
 
 	b.WriteString("## Machine\n\n")
@@ -157,14 +158,15 @@ func (r *report) summary() *table {
 
 func (r *report) writeDurable(b *strings.Builder) {
 	b.WriteString("## Durable appends\n\n")
-	fmt.Fprintf(b, "Each round runs the baseline for %s, then the store for %s. The baseline is one goroutine writing the\n"+
-		"~1 KB JSON line of an assistant/message per event to one JSONL file, with an fsync after every line. The\n"+
-		"store is an eventlog store with its defaults (every commit fsynced) that validates every append with the\n"+
-		"rebuild fold, as logtool import and the loop do; it appends the same events. With one session, one\n"+
-		"goroutine calls Append with 1 or 100 events, and only the calls are timed. With 64 sessions, 64 goroutines\n"+
-		"append one event per call to their own session at once, and the store's group commit shares\n"+
-		"transactions between them. Events per commit is events ÷ bbolt write transactions.\n\n",
-		r.cfg.roundTime, r.cfg.roundTime)
+	fmt.Fprintf(b, "Each round alternates slices of at most %s, the baseline then the store, until each has run\n"+
+		"for %s. The baseline is one goroutine writing the ~1 KB JSON line of an assistant/message per event\n"+
+		"to one JSONL file, with an fsync after every line. The store is an eventlog store with its defaults\n"+
+		"(every commit fsynced) that validates every append with the rebuild fold, as logtool import and the\n"+
+		"loop do; it appends the same events. With one session, one goroutine calls Append with 1 or 100\n"+
+		"events, and only the calls are timed. With 64 sessions, 64 goroutines append one event per call to\n"+
+		"their own session at once, and the store's group commit shares transactions between them. Events\n"+
+		"per commit is events ÷ bbolt write transactions.\n\n",
+		dur(min(r.cfg.roundTime, durableSlice)), dur(r.cfg.roundTime))
 	t := newTable("workload", "ours ev/s", "JSONL+fsync ev/s", "ours ÷ JSONL+fsync", "events per commit", "ours p50 per Append", "JSONL p50 per line")
 	for _, d := range r.durable {
 		t.add(d.mode.name, num(d.ours.Median), num(d.base.Median), ratioRange(d.ratio), num(d.perTx.Median), dur(d.oursP50), dur(d.baseP50))
@@ -179,8 +181,10 @@ func (r *report) writeVerify(b *strings.Builder) {
 		"imported alone into a store. `verify.Session` checks every record (CRC, key, chain hash), every rule of\n" +
 		"the log, and rebuilds every step's digest with the incremental Builder. The naive rebuild reads the\n" +
 		"events from the store and rebuilds every step from scratch (`rebuild.Steps`), which is quadratic; it is\n" +
-		"skipped on the largest session, where it would take hours. A run shorter than " + dur(r.cfg.minTime) + " is\n" +
-		"repeated and averaged.\n\n")
+		"skipped on the largest session, where it would take hours. Each round times every session's verify\n" +
+		"and naive rebuild interleaved, in alternating batches of about the same length (as many runs as fill\n" +
+		"the longer of " + dur(r.cfg.slice) + " and one run of the slower side), until each has run " + dur(r.cfg.minTime) + ";\n" +
+		"then the smallest session's verify and the largest's the same way, for the ratio of the two.\n\n")
 	t := newTable("events", "steps", "verify µs/event", "verify per run", "naive µs/event", "naive per run", "naive ÷ verify")
 	for _, v := range r.verify {
 		naive, naiveRun, rat := "skipped", "skipped", "–"
@@ -201,7 +205,8 @@ func (r *report) writeCodec(b *strings.Builder) {
 	b.WriteString("Decode is `codec.DecodeRecord` + `codec.DecodeEvent` of the stored record (CRC check, strict decode,\n" +
 		"typed view) against `json.Unmarshal` of the line into Go structs that mirror the same fields. Encode is\n" +
 		"`codec.FromJSON` + `codec.EncodeRecord` of the line (buffers reused) against `json.Marshal` of the\n" +
-		"decoded structs. Each sample repeats the call for at least " + dur(r.cfg.minTime) + ".\n\n")
+		"decoded structs. Each round times the two sides interleaved, in alternating batches of at least " + dur(r.cfg.slice) + ",\n" +
+		"until each has run " + dur(r.cfg.minTime) + ".\n\n")
 	t := newTable("event", "operation", "codec ns/op", "encoding/json ns/op", "encoding/json ÷ codec", "codec allocs/op", "encoding/json allocs/op")
 	t.align[1] = false
 	for _, cr := range r.codec {

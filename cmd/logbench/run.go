@@ -31,6 +31,9 @@ type config struct {
 	// (a codec call, a small verify) runs for: the operation repeats
 	// until it is reached.
 	minTime time.Duration
+	// slice is the least length of one batch of calls when two
+	// operations are timed interleaved (timePair).
+	slice time.Duration
 	// sizes are the event counts of the generated sessions, ascending;
 	// the naive rebuild runs on all but the largest.
 	sizes []int
@@ -99,9 +102,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if c.dir == "" {
 		c.dir = os.TempDir()
 	}
-	c.sizes, c.minTime, c.pool = fullSizes, 300*time.Millisecond, 4096
+	c.sizes, c.minTime, c.slice, c.pool = fullSizes, 300*time.Millisecond, 10*time.Millisecond, 4096
 	if c.quick {
-		c.sizes, c.minTime, c.pool = quickSizes, 10*time.Millisecond, 512
+		c.sizes, c.minTime, c.slice, c.pool = quickSizes, 10*time.Millisecond, 2*time.Millisecond, 512
 	}
 	c.args = args
 	return c, nil

@@ -41,52 +41,87 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-// opTiming is one timed sample of a short operation.
+// opTiming is the measured cost of one call of an operation.
 type opTiming struct {
 	NsPerOp     float64
 	AllocsPerOp float64
-	BytesPerOp  float64
 }
 
-// timeOp runs op repeatedly until one run of n calls takes at least
-// minTime (n doubling from 1), and returns that run's time and
-// allocations per call. It stops at op's first error.
-func timeOp(minTime time.Duration, op func() error) (opTiming, error) {
-	for n := 1; ; n *= 2 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		start := time.Now()
-		for range n {
-			if err := op(); err != nil {
-				return opTiming{}, err
-			}
-		}
-		took := time.Since(start)
-		runtime.ReadMemStats(&after)
-		if took >= minTime || n >= 1<<30 {
-			return opTiming{
-				NsPerOp:     float64(took.Nanoseconds()) / float64(n),
-				AllocsPerOp: float64(after.Mallocs-before.Mallocs) / float64(n),
-				BytesPerOp:  float64(after.TotalAlloc-before.TotalAlloc) / float64(n),
-			}, nil
-		}
-	}
+// batch is an operation run n times in a row, with its running totals.
+type batch struct {
+	op      func() error
+	n       int
+	calls   int
+	took    time.Duration
+	mallocs uint64
 }
 
-// timeRepeat runs op until minTime has passed (at least once) and returns
-// the mean time of one call.
-func timeRepeat(minTime time.Duration, op func() error) (time.Duration, error) {
+// run runs the batch once and adds it to the totals.
+func (b *batch) run() error {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	start := time.Now()
-	n := 0
-	for {
-		if err := op(); err != nil {
-			return 0, err
-		}
-		n++
-		if took := time.Since(start); took >= minTime {
-			return took / time.Duration(n), nil
+	for range b.n {
+		if err := b.op(); err != nil {
+			return err
 		}
 	}
+	b.took += time.Since(start)
+	runtime.ReadMemStats(&after)
+	b.calls += b.n
+	b.mallocs += after.Mallocs - before.Mallocs
+	return nil
+}
+
+func (b *batch) timing() opTiming {
+	return opTiming{
+		NsPerOp:     float64(b.took.Nanoseconds()) / float64(b.calls),
+		AllocsPerOp: float64(b.mallocs) / float64(b.calls),
+	}
+}
+
+// callTime runs op once (a warm-up) and returns how long it took.
+func callTime(op func() error) (time.Duration, error) {
+	start := time.Now()
+	err := op()
+	return time.Since(start), err
+}
+
+// timePair measures two operations interleaved, so that load from other
+// processes weighs on both alike: each runs in batches of about the same
+// length (at least slice, and at least one call of the slower of the
+// two), a batch of a then a batch of b, until both have run for minTime.
+// A ratio of the two timings is therefore taken pair by pair at a fine
+// grain.
+func timePair(minTime, slice time.Duration, a, b func() error) (opTiming, opTiming, error) {
+	da, err := callTime(a)
+	if err != nil {
+		return opTiming{}, opTiming{}, err
+	}
+	db, err := callTime(b)
+	if err != nil {
+		return opTiming{}, opTiming{}, err
+	}
+	length := max(slice, da, db)
+	ba := &batch{op: a, n: callsIn(length, da)}
+	bb := &batch{op: b, n: callsIn(length, db)}
+	for ba.took < minTime || bb.took < minTime {
+		if err := ba.run(); err != nil {
+			return opTiming{}, opTiming{}, err
+		}
+		if err := bb.run(); err != nil {
+			return opTiming{}, opTiming{}, err
+		}
+	}
+	return ba.timing(), bb.timing(), nil
+}
+
+// callsIn is how many calls of duration d fill length (at least 1).
+func callsIn(length, d time.Duration) int {
+	if d <= 0 {
+		return 1 << 20
+	}
+	return int(max(1, min(1<<30, int64(length/d))))
 }
 
 // group writes an integer with thousands separators: 12,345.

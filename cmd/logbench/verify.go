@@ -26,9 +26,10 @@ type verifyResult struct {
 // measureVerify times verify.Session on every session and, on all but
 // the largest, the naive rebuild that folds the log from scratch for
 // every step (reading the events from the store, then rebuild.Steps).
-// Inside a round, each session's verify and naive run back to back, and
-// scale (verify's µs per event on the largest session ÷ on the smallest)
-// is taken from the same round.
+// Each round times, interleaved (timePair), every session's verify with
+// its naive rebuild, and the smallest session's verify with the
+// largest's; scale is verify's µs per event on the largest ÷ on the
+// smallest, one per round.
 func measureVerify(ctx context.Context, c config, sessions []*benchSession, p progress) ([]verifyResult, stat, error) {
 	type samples struct {
 		verify, naive, ratio    []float64
@@ -36,67 +37,73 @@ func measureVerify(ctx context.Context, c config, sessions []*benchSession, p pr
 	}
 	sm := make([]samples, len(sessions))
 	out := make([]verifyResult, len(sessions))
-	var scale []float64
-	// One untimed verify of each session first: the first read of a store
-	// pays for page faults and a cold cache that no later round sees.
-	for _, s := range sessions {
-		if _, err := verify.Session(ctx, s.st, s.header.ID, verify.Options{}); err != nil {
+	verifyOp := make([]func() error, len(sessions))
+	naiveOp := make([]func() error, len(sessions))
+	for i, s := range sessions {
+		out[i].events = s.events
+		verifyOp[i] = func() error {
+			res, err := verify.Session(ctx, s.st, s.header.ID, verify.Options{})
+			if err != nil {
+				return err
+			}
+			if res.Failed() || res.Events != s.events {
+				return measuref("verify of the generated session of %d events: %d findings, %d events",
+					errors.Safe(s.events), errors.Safe(len(res.Findings)), errors.Safe(res.Events))
+			}
+			out[i].steps = res.Steps
+			return nil
+		}
+		naiveOp[i] = func() error {
+			evs, err := s.readAll(ctx)
+			if err != nil {
+				return err
+			}
+			st, err := rebuild.Steps(s.header, evs)
+			if err != nil {
+				return errors.Wrap(err, "naive rebuild")
+			}
+			if len(st) != out[i].steps {
+				return measuref("naive rebuild of %d events: %d steps, verify counted %d",
+					errors.Safe(s.events), errors.Safe(len(st)), errors.Safe(out[i].steps))
+			}
+			return nil
+		}
+		// An untimed verify first: it counts the steps, and the first read
+		// of a store pays for page faults that no later run sees.
+		if err := verifyOp[i](); err != nil {
 			return nil, stat{}, err
 		}
 	}
+	perEvent := func(t opTiming, i int) float64 { return t.NsPerOp / 1e3 / float64(sessions[i].events) }
+	add := func(i int, v opTiming) {
+		sm[i].verify, sm[i].verifyTotal = append(sm[i].verify, perEvent(v, i)), append(sm[i].verifyTotal, v.NsPerOp)
+	}
+	last := len(sessions) - 1
+	var scale []float64
 	for r := range c.rounds {
-		for i, s := range sessions {
+		for i := range sessions[:last] {
 			if err := ctx.Err(); err != nil {
 				return nil, stat{}, err
 			}
-			var steps int
-			v, err := timeRepeat(c.minTime, func() error {
-				res, err := verify.Session(ctx, s.st, s.header.ID, verify.Options{})
-				if err != nil {
-					return err
-				}
-				if res.Failed() || res.Events != s.events {
-					return measuref("verify of the generated session of %d events: %d findings, %d events",
-						errors.Safe(s.events), errors.Safe(len(res.Findings)), errors.Safe(res.Events))
-				}
-				steps = res.Steps
-				return nil
-			})
+			v, nv, err := timePair(c.minTime, c.slice, verifyOp[i], naiveOp[i])
 			if err != nil {
 				return nil, stat{}, err
 			}
-			out[i].events, out[i].steps = s.events, steps
-			vus := float64(v.Nanoseconds()) / 1e3 / float64(s.events)
-			sm[i].verify, sm[i].verifyTotal = append(sm[i].verify, vus), append(sm[i].verifyTotal, float64(v))
-			line := "  verify " + group(s.events) + " events, round " + group(int64(r+1)) + ": " + num(vus) + " µs/event"
-			if i < len(sessions)-1 {
-				nv, err := timeRepeat(c.minTime, func() error {
-					evs, err := s.readAll(ctx)
-					if err != nil {
-						return err
-					}
-					st, err := rebuild.Steps(s.header, evs)
-					if err != nil {
-						return err
-					}
-					if len(st) != steps {
-						return measuref("naive rebuild of %d events: %d steps, verify counted %d",
-							errors.Safe(s.events), errors.Safe(len(st)), errors.Safe(steps))
-					}
-					return nil
-				})
-				if err != nil {
-					return nil, stat{}, errors.Wrap(err, "naive rebuild")
-				}
-				nus := float64(nv.Nanoseconds()) / 1e3 / float64(s.events)
-				sm[i].naive, sm[i].naiveTotal = append(sm[i].naive, nus), append(sm[i].naiveTotal, float64(nv))
-				sm[i].ratio = append(sm[i].ratio, nus/vus)
-				line += ", naive " + num(nus) + " µs/event: " + ratio(nus/vus)
-			}
-			p.printf("%s", line)
+			add(i, v)
+			vus, nus := perEvent(v, i), perEvent(nv, i)
+			sm[i].naive, sm[i].naiveTotal = append(sm[i].naive, nus), append(sm[i].naiveTotal, nv.NsPerOp)
+			sm[i].ratio = append(sm[i].ratio, nus/vus)
+			p.printf("  round %d/%d, %s events: verify %s µs/event, naive %s µs/event: %s",
+				r+1, c.rounds, group(sessions[i].events), num(vus), num(nus), ratio(nus/vus))
 		}
-		last := len(sessions) - 1
-		scale = append(scale, sm[last].verify[r]/sm[0].verify[r])
+		small, large, err := timePair(c.minTime, c.slice, verifyOp[0], verifyOp[last])
+		if err != nil {
+			return nil, stat{}, err
+		}
+		add(last, large)
+		scale = append(scale, perEvent(large, last)/perEvent(small, 0))
+		p.printf("  round %d/%d, verify %s events: %s µs/event; against %s events: %s",
+			r+1, c.rounds, group(sessions[last].events), num(perEvent(large, last)), group(sessions[0].events), ratio(scale[r]))
 	}
 	for i := range out {
 		out[i].verify, out[i].verifyTotal = summarize(sm[i].verify), time.Duration(summarize(sm[i].verifyTotal).Median)
