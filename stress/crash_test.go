@@ -1,6 +1,7 @@
 package stress
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,9 +18,11 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/verify"
 )
@@ -32,6 +35,12 @@ const (
 	crashMaxLines   = 40                     // a line-triggered kill waits for 1..crashMaxLines durable lines
 	crashRetireAt   = 400                    // a session this long is retired for a fresh one
 	crashStatsEvery = 20 * time.Millisecond  // how often the child reports its commit stats
+	// A child forks or imports after one turn in crashStagedEvery/2, in
+	// transactions of crashImportBatch events; imports have about
+	// crashImportEvents events.
+	crashStagedEvery  = 16
+	crashImportBatch  = 32
+	crashImportEvents = 200
 )
 
 // TestCrash kills a child process that drives the loop on several
@@ -51,6 +60,7 @@ func TestCrash(t *testing.T) {
 		path:    filepath.Join(t.TempDir(), "sessions.db"),
 		rng:     rand.New(rand.NewSource(seed)),
 		next:    map[string]int64{},
+		known:   map[string]bool{},
 		tot:     crashTotals{types: map[string]int64{}},
 		minKill: time.Hour,
 	}
@@ -76,7 +86,9 @@ func TestCrashChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := strings.Split(os.Getenv(envIDs), ",")
-	st, err := eventlog.Open(os.Getenv(envStore), storeOptions())
+	opts := storeOptions()
+	opts.ImportBatch = crashImportBatch
+	st, err := eventlog.Open(os.Getenv(envStore), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,17 +133,82 @@ func TestCrashChild(t *testing.T) {
 	close(stop)
 }
 
-// drive runs turns of w over store until ctx is done.
-func drive(ctx context.Context, store loop.Store, w *workload) error {
-	if err := w.open(ctx, store); err != nil {
+// drive runs turns of w over d until ctx is done; after one turn in
+// crashStagedEvery it forks the session at its last turn/end, or imports
+// a generated session, both staged in several transactions.
+func drive(ctx context.Context, d *durable, w *workload) error {
+	if err := w.open(ctx, d); err != nil {
 		return err
 	}
 	for ctx.Err() == nil {
 		if _, err := w.turn(ctx); err != nil {
 			return err
 		}
+		switch w.rng.Intn(crashStagedEvery) {
+		case 0:
+			child := fmt.Sprintf("%s%s%x", w.id, forkMark, w.rng.Int63())
+			if err := d.fork(ctx, w.id, w.l.Next()-1, child); err != nil {
+				return err
+			}
+		case 1:
+			if err := d.importGenerated(ctx, w.rng.Int63()); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// Names of the sessions a crash child forks and imports.
+const (
+	forkMark     = ".fork-" // CHILD = SOURCE + forkMark + hex
+	importPrefix = "imp-"   // ID = importPrefix + the loggen seed, decimal
+)
+
+// fork forks source at its turn/end at seq at into child, then reports
+//
+//	forked CHILD
+func (d *durable) fork(ctx context.Context, source string, at int64, child string) error {
+	h := codec.NewSessionHeader(child, float64(time.Now().UnixMilli()), "/work/"+child, source, at+1)
+	if err := d.Log.Fork(ctx, source, at, h); err != nil {
+		return errors.Wrapf(err, "fork %s at %d", errors.Safe(source), errors.Safe(at))
+	}
+	return d.say(fmt.Appendf(nil, "forked %s\n", child))
+}
+
+// importGenerated imports the session loggen generates from seed, as
+// importPrefix+seed, then reports
+//
+//	imported ID
+func (d *durable) importGenerated(ctx context.Context, seed int64) error {
+	id := importPrefix + strconv.FormatInt(seed, 10)
+	h, src, err := generated(id, seed)
+	if err != nil {
+		return err
+	}
+	if _, err := d.Log.Import(ctx, h, src); err != nil {
+		return errors.Wrapf(err, "import %s", errors.Safe(id))
+	}
+	return d.say(fmt.Appendf(nil, "imported %s\n", id))
+}
+
+// generated returns the session loggen generates from seed, under id: its
+// header and a scanner over its events.
+func generated(id string, seed int64) (codec.SessionHeader, *codec.Scanner, error) {
+	var buf bytes.Buffer
+	err := loggen.Generate(seed, loggen.Options{Events: crashImportEvents}, func(line []byte) error {
+		buf.Write(line)
+		return buf.WriteByte('\n')
+	})
+	if err != nil {
+		return codec.SessionHeader{}, nil, err
+	}
+	sc := codec.NewScanner(&buf, codec.Limits{})
+	orig, err := sc.Header()
+	if err != nil {
+		return codec.SessionHeader{}, nil, err
+	}
+	return codec.NewSessionHeader(id, orig.CreatedAt, orig.Cwd, "", 0), sc, nil
 }
 
 // durable is the store the crash child hands the loop: the real Log, whose
@@ -180,6 +257,8 @@ type crashRun struct {
 	// next is each session's length after the parent's last turn on it:
 	// the events after it were written by the last child.
 	next map[string]int64
+	// known holds every session seen in the store so far.
+	known map[string]bool
 
 	tot                       crashTotals
 	kills, byLines, retired   int
@@ -202,6 +281,10 @@ type crashTotals struct {
 	// turns that ended aborted (cancelled during dispatch).
 	failedCompactions, aborted  int64
 	warnings, verifyRuns, turns int64
+	// forks and imports count the staged sessions found published (of
+	// which unreported had not been reported yet); unpublished counts the
+	// staged sessions a kill left for Open to remove.
+	forks, imports, unreportedStaged, unpublished int64
 	// types counts the events the children wrote, by type.
 	types map[string]int64
 }
@@ -221,6 +304,10 @@ func (c *crashTotals) add(o *crashTotals) {
 	c.warnings += o.warnings
 	c.verifyRuns += o.verifyRuns
 	c.turns += o.turns
+	c.forks += o.forks
+	c.imports += o.imports
+	c.unreportedStaged += o.unreportedStaged
+	c.unpublished += o.unpublished
 	if c.types == nil {
 		c.types = map[string]int64{}
 	}
@@ -235,6 +322,7 @@ type roundLog struct {
 	lines       int
 	fatal       []string
 	txs, writes int64
+	staged      map[string]bool // sessions reported forked or imported
 }
 
 func (l *roundLog) add(t *testing.T, line string) {
@@ -258,6 +346,8 @@ func (l *roundLog) add(t *testing.T, line string) {
 	case len(f) == 3 && f[0] == "commits":
 		l.txs, _ = strconv.ParseInt(f[1], 10, 64)
 		l.writes, _ = strconv.ParseInt(f[2], 10, 64)
+	case len(f) == 2 && (f[0] == "forked" || f[0] == "imported"):
+		l.staged[f[1]] = true
 	case len(f) > 0 && f[0] == "fatal":
 		l.fatal = append(l.fatal, line)
 	}
@@ -280,7 +370,7 @@ func (r *crashRun) round(n int) {
 	if r.rng.Intn(2) == 0 {
 		byLines = 1 + r.rng.Intn(crashMaxLines)
 	}
-	log := &roundLog{durable: map[string]map[int64]string{}}
+	log := &roundLog{durable: map[string]map[int64]string{}, staged: map[string]bool{}}
 	for {
 		wait := delay - time.Since(started)
 		if wait <= 0 {
@@ -322,6 +412,11 @@ func (r *crashRun) round(n int) {
 func (r *crashRun) check(n int, log *roundLog) {
 	t := r.t
 	ctx := context.Background()
+	left, err := unpublished(r.path)
+	if err != nil {
+		t.Fatalf("round %d: %+v", n, err)
+	}
+	r.tot.unpublished += int64(len(left))
 	opts := storeOptions()
 	opts.NoSync = true
 	st, err := eventlog.Open(r.path, opts)
@@ -332,12 +427,21 @@ func (r *crashRun) check(n int, log *roundLog) {
 		if err := st.Close(); err != nil {
 			t.Errorf("round %d: close: %v", n, err)
 		}
+		// Open removed what the kill left staged.
+		left, err := unpublished(r.path)
+		if err != nil {
+			t.Fatalf("round %d: %+v", n, err)
+		}
+		if len(left) > 0 {
+			t.Errorf("round %d: after a read-write Open, the store still holds unpublished sessions %v", n, left)
+		}
 	}()
 	for id := range log.durable {
 		if !contains(r.ids, id) {
 			t.Errorf("round %d: the child reported events of session %s, which it was not given", n, id)
 		}
 	}
+	r.checkStaged(ctx, st, n, log)
 	checks := make([]sessionCheck, len(r.ids))
 	var wg sync.WaitGroup
 	for i, id := range r.ids {
@@ -362,6 +466,153 @@ func (r *crashRun) check(n int, log *roundLog) {
 			r.retired++
 		}
 	}
+}
+
+// checkStaged checks the sessions the child forked or imported: each one
+// reported is published, and each one published is whole: a fork holds
+// exactly its source's events up to the fork point, an import exactly the
+// generated session (same chain hash); both verify clean.
+func (r *crashRun) checkStaged(ctx context.Context, st *eventlog.Log, n int, log *roundLog) {
+	t := r.t
+	ids, err := st.SessionIDs(ctx)
+	if err != nil {
+		t.Fatalf("round %d: %+v", n, err)
+	}
+	published := map[string]bool{}
+	for _, id := range ids {
+		published[id] = true
+		if r.known[id] || contains(r.ids, id) {
+			r.known[id] = true
+			continue
+		}
+		r.known[id] = true
+		c := &sessionCheck{t: t, st: st, round: n, id: id, tot: crashTotals{types: map[string]int64{}}}
+		switch {
+		case strings.Contains(id, forkMark):
+			c.err = c.fork(ctx)
+			c.tot.forks++
+		case strings.HasPrefix(id, importPrefix):
+			c.err = c.imported(ctx)
+			c.tot.imports++
+		default:
+			c.errorf("the store holds a session nobody created")
+		}
+		if c.err != nil {
+			t.Fatalf("round %d: session %s: %+v", n, id, c.err)
+		}
+		if !log.staged[id] {
+			c.tot.unreportedStaged++
+		}
+		r.tot.add(&c.tot)
+	}
+	for id := range log.staged {
+		if !published[id] {
+			t.Errorf("round %d: session %s was reported forked or imported, but the store does not hold it", n, id)
+		}
+	}
+}
+
+// fork checks a fork child: its events are its source's up to the fork
+// point (seedLength), byte for byte, and nothing more; it verifies clean.
+func (c *sessionCheck) fork(ctx context.Context) error {
+	head, err := c.st.Head(ctx, c.id)
+	if err != nil {
+		return err
+	}
+	h := head.Header
+	if head.Next != h.SeedLength {
+		c.errorf("a fork of %s with seedLength %d holds %d events", h.ParentSession, h.SeedLength, head.Next)
+	}
+	mine, err := payloadHashes(ctx, c.st, c.id)
+	if err != nil {
+		return err
+	}
+	theirs, err := payloadHashes(ctx, c.st, h.ParentSession)
+	if err != nil {
+		return err
+	}
+	for i := range mine {
+		if i >= len(theirs) || mine[i] != theirs[i] {
+			c.errorf("seq %d differs from the same seq of its source %s", i, h.ParentSession)
+			break
+		}
+	}
+	return c.verify(ctx, "a fork after the kill")
+}
+
+// imported checks an imported session: its head's event count and chain
+// hash are those of the session loggen generates from the seed in its id,
+// and it verifies clean.
+func (c *sessionCheck) imported(ctx context.Context) error {
+	seed, err := strconv.ParseInt(strings.TrimPrefix(c.id, importPrefix), 10, 64)
+	if err != nil {
+		return err
+	}
+	h, src, err := generated(c.id, seed)
+	if err != nil {
+		return err
+	}
+	chain := eventlog.ChainStart(codec.EncodeRecord(nil, h.Raw))
+	var events int64
+	for {
+		ev, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		chain = eventlog.ChainNext(chain, ev.Raw)
+		events++
+	}
+	head, err := c.st.Head(ctx, c.id)
+	if err != nil {
+		return err
+	}
+	if head.Next != events || head.Chain != chain {
+		c.errorf("holds %d events with chain %x; the imported session has %d with chain %x", head.Next, head.Chain, events, chain)
+	}
+	return c.verify(ctx, "an import after the kill")
+}
+
+// payloadHashes returns the SHA-256 of every stored event payload of a
+// session, in seq order.
+func payloadHashes(ctx context.Context, st *eventlog.Log, id string) ([][32]byte, error) {
+	var out [][32]byte
+	err := st.Records(ctx, id, 0, func(seq int64, rec []byte) error {
+		payload, err := codec.DecodeRecord(rec)
+		if err != nil {
+			return err
+		}
+		out = append(out, sha256.Sum256(payload))
+		return nil
+	})
+	return out, err
+}
+
+// unpublished lists the sessions of the store at path that were staged
+// (by an import or a fork) and never published: a session bucket without a
+// head record, per the layout in eventlog's package doc. It reads the file
+// with bbolt directly, read-only.
+func unpublished(path string) ([]string, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 30 * time.Second})
+	if err != nil {
+		return nil, errors.Wrapf(err, "open %s with bbolt", errors.Safe(path))
+	}
+	var out []string
+	err = db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("sessions"))
+		if b == nil {
+			return nil
+		}
+		return b.ForEachBucket(func(k []byte) error {
+			if b.Bucket(k).Get([]byte("head")) == nil {
+				out = append(out, string(k))
+			}
+			return nil
+		})
+	})
+	return out, errors.CombineErrors(err, db.Close())
 }
 
 // sessionCheck checks one session after a kill: it verifies, holds every
@@ -601,12 +852,15 @@ func (r *crashRun) report(took time.Duration) {
 	t.Logf("children wrote: %s", typeCounts(c.types))
 	t.Logf("compactions %d (failed attempts %d), aborted turns %d; group commit: %d writes in %d transactions (%.2f per fsync)",
 		c.types[codec.TypeCompactSummary], c.failedCompactions, c.aborted, r.writes, r.txs, ratio)
-	t.Logf("sessions %d (%d retired), verify runs %d, structure warnings %d, turns after a crash %d",
+	t.Logf("forks %d, imports %d (%d done but not yet reported at the kill); staged sessions a kill left unpublished, removed by Open: %d",
+		c.forks, c.imports, c.unreportedStaged, c.unpublished)
+	t.Logf("loop sessions %d (%d retired), verify runs %d, structure warnings %d, turns after a crash %d",
 		r.gen, r.retired, c.verifyRuns, c.warnings, c.turns)
 	line := fmt.Sprintf("crash: kills=%d durable=%d lost=%d closers=%d closer_batches=%d pending=%d open_steps=%d inert_compactions=%d"+
-		" compactions=%d failed_compactions=%d events=%d writes_per_tx=%.2f warnings=%d sessions=%d seconds=%.0f",
+		" compactions=%d failed_compactions=%d events=%d writes_per_tx=%.2f forks=%d imports=%d unpublished_removed=%d warnings=%d sessions=%d seconds=%.0f",
 		r.kills, c.durable, c.lost, c.closers, c.closerBatches, c.pending, c.openSteps, c.inert,
-		c.types[codec.TypeCompactSummary], c.failedCompactions, sum(c.types), ratio, c.warnings, r.gen, took.Seconds())
+		c.types[codec.TypeCompactSummary], c.failedCompactions, sum(c.types), ratio, c.forks, c.imports, c.unpublished,
+		c.warnings, r.gen, took.Seconds())
 	t.Log(line)
 	if p := os.Getenv("STRESS_REPORT"); p != "" {
 		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
