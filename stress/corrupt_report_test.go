@@ -1,0 +1,258 @@
+package stress_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+// worker is a running TestCorruptWorker process.
+type worker struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan string
+	stderr *tailBuffer
+	done   chan struct{}
+	state  string // how it ended, once done is closed
+}
+
+// startWorker starts a worker on the sweep's store.
+func startWorker(t *testing.T, st *corruptStore) (*worker, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCorruptWorker$", "-test.count=1", "-test.timeout=0")
+	cmd.Env = append(os.Environ(), envCorruptStore+"="+st.path, envCorruptDir+"="+st.dir)
+	w := &worker{cmd: cmd, lines: make(chan string, 16), stderr: &tailBuffer{max: 4096}, done: make(chan struct{})}
+	cmd.Stderr = w.stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, errors.Wrap(err, "worker stdout")
+	}
+	if w.stdin, err = cmd.StdinPipe(); err != nil {
+		return nil, errors.Wrap(err, "worker stdin")
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, errors.Wrap(err, "start worker")
+	}
+	go func() {
+		r := bufio.NewReaderSize(stdout, 64<<10)
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				break
+			}
+			w.lines <- strings.TrimSuffix(line, "\n")
+		}
+		close(w.lines)
+		err := cmd.Wait()
+		w.state = fmt.Sprint(err)
+		close(w.done)
+	}()
+	return w, nil
+}
+
+// do runs one probe line and returns its result, or how the worker died
+// (crash != "") when it exited or did not answer within timeout.
+func (w *worker) do(line string, timeout time.Duration) (res probeResult, crash string) {
+	if _, err := io.WriteString(w.stdin, line+"\n"); err != nil {
+		<-w.done
+		return res, fmt.Sprintf("the worker is gone (%s): %s", w.state, w.stderr.tail())
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case l, ok := <-w.lines:
+			if !ok {
+				<-w.done
+				return res, fmt.Sprintf("the worker died (%s): %s", w.state, w.stderr.tail())
+			}
+			if !strings.HasPrefix(l, resultPrefix) {
+				continue // the test framework's own output
+			}
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(l, resultPrefix)), &res); err != nil {
+				return res, fmt.Sprintf("the worker answered %q: %v", l, err)
+			}
+			return res, ""
+		case <-timer.C:
+			w.kill()
+			return res, fmt.Sprintf("the probe hung for %s", timeout)
+		}
+	}
+}
+
+// kill kills the worker (the process this test started) and waits for it.
+func (w *worker) kill() {
+	_ = w.cmd.Process.Kill()
+	for range w.lines {
+	}
+	<-w.done
+}
+
+// stop ends the worker: it exits when its stdin closes.
+func (w *worker) stop() {
+	_ = w.stdin.Close()
+	select {
+	case <-w.done:
+	case <-time.After(probeTimeout):
+		w.kill()
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.b = append(b.b, p...)
+	if len(b.b) > b.max {
+		b.b = b.b[len(b.b)-b.max:]
+	}
+	return len(p), nil
+}
+
+func (b *tailBuffer) tail() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := strings.TrimSpace(string(b.b))
+	if i := strings.LastIndex(s, "\n\n"); i >= 0 && len(s)-i > 200 {
+		s = s[i+2:]
+	}
+	if i := strings.Index(s, "\n"); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return s
+}
+
+// report counts the outcomes, logs them by class and by where the flip
+// landed, and fails on SILENT, MISSED, unclassified errors and record
+// damage that no finding names.
+func report(t *testing.T, outs []outcome) {
+	t.Helper()
+	counts := map[string]int{}
+	byKind := map[byteKind]map[string]int{}
+	var failures []string
+	for _, o := range outs {
+		class := o.res.Class
+		counts[class]++
+		if byKind[o.region.kind] == nil {
+			byKind[o.region.kind] = map[string]int{}
+		}
+		byKind[o.region.kind][class]++
+		recipe := fmt.Sprintf("byte %d ^= %#02x in %s", o.spec.off, o.spec.mask, o.region)
+		switch {
+		case class == classSilent || class == classMissed:
+			failures = append(failures, fmt.Sprintf("%s: %s: %s", class, recipe, o.res.Diff))
+		case class == classDetected && o.region.kind == kindEventRecord && !names(o.res.Findings, o.region):
+			failures = append(failures, fmt.Sprintf("unnamed: %s: no finding names session %s seq %d: %v",
+				recipe, o.region.session, o.region.seq, o.res.Findings))
+		}
+		if len(o.res.Unclassified) > 0 {
+			failures = append(failures, fmt.Sprintf("unclassified: %s: %s: %v", recipe, class, o.res.Unclassified))
+		}
+		if o.crash != "" {
+			t.Logf("refused-crash: %s: %s", recipe, o.crash)
+		}
+	}
+	var kinds []byteKind
+	for k := range byKind {
+		kinds = append(kinds, k)
+	}
+	sort.Slice(kinds, func(i, j int) bool { return kinds[i] < kinds[j] })
+	classes := []string{classOK, classDetected, classRefused, classRefusedCrash, classSilent, classMissed}
+	var tab strings.Builder
+	fmt.Fprintf(&tab, "%-14s", "flip in")
+	for _, c := range classes {
+		fmt.Fprintf(&tab, " %13s", c)
+	}
+	for _, k := range kinds {
+		fmt.Fprintf(&tab, "\n%-14s", k)
+		for _, c := range classes {
+			fmt.Fprintf(&tab, " %13d", byKind[k][c])
+		}
+	}
+	t.Logf("outcomes by where the flip landed:\n%s", tab.String())
+	line := fmt.Sprintf("corrupt: probes=%d ok-identical=%d detected=%d refused=%d refused-crash=%d silent=%d",
+		len(outs), counts[classOK], counts[classDetected], counts[classRefused], counts[classRefusedCrash], counts[classSilent])
+	if counts[classMissed] > 0 {
+		line += fmt.Sprintf(" missed=%d", counts[classMissed])
+	}
+	t.Log(line)
+	fmt.Println(line)
+	for _, f := range failures {
+		t.Error(f)
+	}
+}
+
+// names reports whether a finding names the session and seq of r.
+func names(fs []findingKey, r region) bool {
+	for _, f := range fs {
+		if f.Session == r.session && f.Seq == r.seq {
+			return true
+		}
+	}
+	return false
+}
+
+// checkSalvage checks the salvage probes (see TestCorrupt).
+func checkSalvage(t *testing.T, outs []outcome) {
+	t.Helper()
+	counts := map[string]int{}
+	for _, o := range outs {
+		recipe := fmt.Sprintf("byte %d ^= %#02x in %s", o.spec.off, o.spec.mask, o.region)
+		res := o.res
+		counts[res.Class]++
+		switch res.Class {
+		case classRefusedCrash:
+			t.Logf("refused-crash: %s: %s", recipe, o.crash)
+			continue
+		case classOpenFailed:
+			t.Logf("%s: the store does not open, nothing to salvage: %s", recipe, res.Err)
+			continue
+		case "salvaged":
+		default:
+			t.Errorf("%s: salvage failed: %s", recipe, res.Err)
+			continue
+		}
+		sr := res.Salvage
+		t.Logf("%s:\n  %s", recipe, strings.Join(sr.Lines, "\n  "))
+		if sr.Changed {
+			t.Errorf("%s: salvage changed the damaged store", recipe)
+		}
+		for _, p := range sr.Problems {
+			t.Errorf("%s: %s", recipe, p)
+		}
+		for _, u := range res.Unclassified {
+			t.Errorf("%s: unclassified error: %s", recipe, u)
+		}
+		if o.region.kind != kindEventRecord {
+			continue
+		}
+		for _, s := range sr.Sessions {
+			switch {
+			case s.ID == o.region.session && (s.Copied != o.region.seq || s.Cause != "crc"):
+				t.Errorf("%s: session %s copied %d (%s), want the %d events before the damaged record (crc)",
+					recipe, s.ID, s.Copied, s.Cause, o.region.seq)
+			case s.ID != o.region.session && (s.Lost || s.Cause != "none"):
+				t.Errorf("%s: undamaged session %s was not copied whole (%s)", recipe, s.ID, s.Cause)
+			}
+		}
+	}
+	line := fmt.Sprintf("corrupt-salvage: probes=%d salvaged=%d no-open=%d refused-crash=%d",
+		len(outs), counts["salvaged"], counts[classOpenFailed], counts[classRefusedCrash])
+	t.Log(line)
+	fmt.Println(line)
+}

@@ -1,0 +1,381 @@
+package stress_test
+
+import (
+	"context"
+	"flag"
+	"io"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/loggen"
+	"github.com/sessionlog/sessionlog/rebuild"
+	"github.com/sessionlog/sessionlog/scenario"
+)
+
+// TestCorrupt is the corruption sweep (SPEC §8.1, §11; style R32): it
+// writes a small real store, then damages copies of its file one byte at a
+// time (XOR with a random non-zero mask) and checks what a reader of each
+// copy sees. Every probe runs in a worker process (TestCorruptWorker),
+// because bbolt can crash or hang on a damaged page; a probe that kills or
+// hangs its worker (60 s) counts as refused-crash. Each probe is one of:
+//
+//	ok-identical   verify finds nothing, and every session, event and
+//	               rebuilt step digest is as in the original
+//	detected       verify reports a finding (or an error) with a class; when
+//	               the flip is inside an event record, a finding names
+//	               that session and seq
+//	refused        Open or the session list fails with a classified error
+//	refused-crash  the worker crashed or hung (bbolt faulted: acceptable,
+//	               counted apart)
+//	SILENT         verify finds nothing, yet something reads differently:
+//	               a rebuilt digest, an event, the set of sessions
+//	MISSED         verify finds nothing, yet reading or rebuilding fails
+//
+// SILENT and MISSED fail the test, as do errors without a class and
+// record damage whose finding does not name the record. The subtests:
+//
+//	sweep    positions in the data pages (page 2 on): a random sample of
+//	         -sweep.probes (2000) with seed -sweep.seed, or every byte with
+//	         -sweep.all
+//	meta     the two meta pages: every byte of both meta records, and a
+//	         sample of the rest of the pages
+//	salvage  package salvage on a few damaged copies: the copy
+//	         never changes them, everything it copies verifies clean in the
+//	         new store and is the original's prefix, and a flip inside an
+//	         event record loses exactly that record and what follows
+//
+// The counts per class are logged, and printed as one line to quote:
+//
+//	corrupt: probes=2000 ok-identical=… detected=… refused=… refused-crash=… silent=0
+//
+// Run it alone with: go test -run 'TestCorrupt$' -v ./stress. A probe
+// "byte OFF ^= MASK" is replayed by hand on the store that -sweep.keep PATH
+// writes: the file is the same on every run of the same code.
+func TestCorrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the corruption sweep is skipped under -short")
+	}
+	st := buildCorruptStore(t)
+	if *sweepKeep != "" {
+		b, err := os.ReadFile(st.path)
+		if err == nil {
+			err = os.WriteFile(*sweepKeep, b, 0o600)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("store: %d bytes, %d pages of %d bytes, sessions %v", st.pm.size, st.pm.size/st.pm.pageSize, st.pm.pageSize, st.ids)
+	t.Run("sweep", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(*sweepSeed, 1))
+		var probes []probeSpec
+		lo := 2 * st.pm.pageSize
+		if *sweepAll {
+			for off := lo; off < st.pm.size; off++ {
+				probes = append(probes, probeSpec{off: off, mask: 1 + rng.IntN(255)})
+			}
+		} else {
+			probes = sample(rng, lo, st.pm.size, *sweepProbes)
+		}
+		t.Logf("seed %d (-sweep.seed), %d probes", *sweepSeed, len(probes))
+		runSweep(t, st, "probe", probes)
+	})
+	t.Run("meta", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(*sweepSeed, 2))
+		var probes []probeSpec
+		for _, page := range []int{0, 1} {
+			for i := 0; i < bbPageHeader+bbMetaSize; i++ {
+				probes = append(probes, probeSpec{off: page*st.pm.pageSize + i, mask: 1 + rng.IntN(255)})
+			}
+		}
+		probes = append(probes, sample(rng, 0, 2*st.pm.pageSize, 40)...)
+		probes = append(probes, sample(rng, 2*st.pm.pageSize, st.pm.size, 60)...)
+		t.Logf("seed %d (-sweep.seed), %d probes", *sweepSeed, len(probes))
+		runSweep(t, st, "probe", probes)
+	})
+	t.Run("salvage", func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(*sweepSeed, 3))
+		var records []region
+		for _, r := range st.pm.regions {
+			if r.kind == kindEventRecord {
+				records = append(records, r)
+			}
+		}
+		var probes []probeSpec
+		for i := 0; i < 20; i++ {
+			r := records[rng.IntN(len(records))]
+			probes = append(probes, probeSpec{off: r.start + rng.IntN(r.end-r.start), mask: 1 + rng.IntN(255)})
+		}
+		probes = append(probes, sample(rng, 2*st.pm.pageSize, st.pm.size, 10)...)
+		runSweep(t, st, "salvage", probes)
+	})
+}
+
+var (
+	sweepAll    = flag.Bool("sweep.all", false, "TestCorrupt: probe every byte of the data pages")
+	sweepProbes = flag.Int("sweep.probes", 2000, "TestCorrupt: random probes in the data pages")
+	sweepSeed   = flag.Uint64("sweep.seed", 20260102, "TestCorrupt: the seed of the probe positions and masks")
+	sweepKeep   = flag.String("sweep.keep", "", "TestCorrupt: copy the original store to this `path`, to replay a probe by hand")
+)
+
+// probeTimeout is how long a probe may take before its worker counts as
+// hung. A probe takes milliseconds, but a flip of the high byte of a leaf
+// element's value size makes eventlog allocate a buffer of that bogus size
+// (up to 4 GiB) and copy into it until the read faults past the memory
+// map, which takes up to 20 s under the race detector.
+const probeTimeout = 60 * time.Second
+
+// sweepWorkers is how many probes run at once.
+const sweepWorkers = 2
+
+// corruptStore is the original store of the sweep.
+type corruptStore struct {
+	path string
+	dir  string // scratch for the workers
+	ids  []string
+	pm   *pageMap
+}
+
+// probeSpec is one flip: the byte at off XOR mask.
+type probeSpec struct {
+	off, mask int
+}
+
+// sample returns n distinct random positions in [lo, hi) with random
+// non-zero masks, in file order (all of them when n ≥ hi-lo).
+func sample(rng *rand.Rand, lo, hi, n int) []probeSpec {
+	offs := map[int]bool{}
+	if n >= hi-lo {
+		for off := lo; off < hi; off++ {
+			offs[off] = true
+		}
+	}
+	for len(offs) < n {
+		offs[lo+rng.IntN(hi-lo)] = true
+	}
+	out := make([]probeSpec, 0, len(offs))
+	for off := range offs {
+		out = append(out, probeSpec{off: off})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].off < out[j].off })
+	for i := range out {
+		out[i].mask = 1 + rng.IntN(255)
+	}
+	return out
+}
+
+// The scenarios of the store: tool calls (one with a result large enough
+// for an overflow page), prompt, tool and config changes, an injection and
+// a prefix; a small context window that compacts often.
+const (
+	toolsScenario = `{"session":"tools-1",
+ "config":{"provider":"p","model":"m-1","temperature":0.2,"maxTokens":4096},
+ "system":"You are a coding assistant.\nKeep answers short.",
+ "tools":[{"name":"read_file","description":"Read a file.","parameters":{"type":"object","properties":{"path":{"type":"string"}}}},
+   {"name":"run_tests","description":"Run tests.","parameters":{"type":"object","properties":{"pkg":{"type":"string"}},"x-order":[2,1]}}],
+ "prefix":[[{"role":"user","content":[{"type":"text","text":"<workspace>AGENTS.md: small Go library.</workspace>"}]}]],
+ "turns":[
+  {"prompt":"Why does TestParse fail?",
+   "replies":[[{"type":"reasoning","text":"Run the tests first."},{"type":"tool-call","id":"c1","name":"run_tests","arguments":"{\"pkg\":\"./x\"}"}],
+     [{"type":"text","text":"It stops after the first unit; loop over every pair."}]],
+   "toolResults":{"c1":{"content":[{"type":"text","text":"BIG"}]}}},
+  {"prompt":"Apply the fix.","system":"You are a coding assistant.\nKeep answers short.\nEdit mode.",
+   "inject":["duration.go changed on disk."],
+   "replies":[[{"type":"tool-call","id":"c2","name":"read_file","arguments":"{\"path\":\"d.go\"}"}],[{"type":"text","text":"Done."}]],
+   "toolResults":{"c2":{"content":[{"type":"text","text":"package x\n\nfunc Parse() {}"}],"isError":false}}},
+  {"prompt":"Again, with other settings.","config":{"provider":"p","model":"m-2","temperature":0.7},
+   "tools":[{"name":"run_tests","description":"Run tests.","parameters":{"type":"object"}},{"name":"read_file","description":"Read a file.","parameters":{"type":"object"}}],
+   "replies":[[{"type":"tool-call","id":"c3","name":"run_tests","arguments":"{}"}],[{"type":"text","text":"All pass."}]]}]}`
+
+	compactScenario = `{"session":"compact-1","system":"Be brief.",
+ "compaction":{"contextWindow":300,"thresholdRatio":0.6,"retainTokens":60,"charsPerToken":4,"summary":"Earlier: the user asked about files; the answers listed them."},
+ "turns":[
+  {"prompt":"List the files of the project and say what each is for, in detail please.","replies":[[{"type":"text","text":"a.go parses durations, b.go formats them, c.go holds helpers used by both of them."}]]},
+  {"prompt":"Now explain a.go line by line, with every corner case you can think of.","replies":[[{"type":"text","text":"It splits the input into number and unit pairs and sums them; an empty input is an error."}]]},
+  {"prompt":"And b.go, the same way, with the corner cases too.","replies":[[{"type":"text","text":"It prints the largest unit first and drops zero units, except for a zero duration."}]]},
+  {"prompt":"Summarise everything so far in one sentence.","replies":[[{"type":"text","text":"Durations are parsed by summing unit pairs and printed largest unit first."}]]},
+  {"prompt":"One more question about c.go and its helpers, in detail.","replies":[[{"type":"text","text":"c.go has the unit table and a function that looks units up by name."}]]}]}`
+
+	resumeScenario = `{"config":{"provider":"p","model":"m-2"},"system":"Resumed.",
+ "turns":[{"prompt":"Resume and check.","replies":[[{"type":"text","text":"Checked."}]]}]}`
+)
+
+// buildCorruptStore writes the sweep's store: three loop sessions (one
+// resumed, one compacting), a fork child that went on, and a generated
+// DSH-like log imported. The clock is fixed, so the file is the same on
+// every run of the same code.
+func buildCorruptStore(t *testing.T) *corruptStore {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sessions.db")
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true,
+		NewValidator: func(h codec.SessionHeader) eventlog.Validator { return rebuild.Validator(h) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := float64(1767225600000)
+	now := func() float64 { clock += 7; return clock }
+	run := func(js, session string) {
+		t.Helper()
+		sc, err := scenario.Parse([]byte(js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := scenario.Run(ctx, l, sc, scenario.Options{Session: session, Now: now}); err != nil {
+			t.Fatalf("scenario %s: %v", session, err)
+		}
+	}
+	// A tool result of ~9 KB: its record spans an overflow page.
+	run(strings.Replace(toolsScenario, "BIG", strings.Repeat("--- FAIL: TestParse (0.00s) want 1h30m\\n", 220), 1), "")
+	run(compactScenario, "")
+	run(resumeScenario, "tools-1")
+	head, err := l.Head(ctx, "tools-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := lastTurnEnd(t, l, "tools-1", head.Next)
+	if err := l.Fork(ctx, "tools-1", at, codec.NewSessionHeader("fork-1", now(), "/home/dev", "tools-1", at+1)); err != nil {
+		t.Fatal(err)
+	}
+	run(resumeScenario, "fork-1")
+	h, evs, err := loggen.Session(7, loggen.Options{Events: 300, Realistic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Import(ctx, h, &eventSource{evs: evs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := mapPages(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	ids, err := ro.SessionIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corruptStore{path: path, dir: dir, ids: ids, pm: pm}
+}
+
+// lastTurnEnd returns the seq of the last turn/end before seq end.
+func lastTurnEnd(t *testing.T, l *eventlog.Log, id string, end int64) int64 {
+	t.Helper()
+	it, err := l.Scan(context.Background(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	at := int64(-1)
+	for seq := int64(0); seq < end; seq++ {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == codec.TypeTurnEnd {
+			at = ev.Seq
+		}
+	}
+	return at
+}
+
+// eventSource is an eventlog.Source over events.
+type eventSource struct{ evs []codec.Event }
+
+func (s *eventSource) Next() (codec.Event, error) {
+	if len(s.evs) == 0 {
+		return codec.Event{}, io.EOF
+	}
+	ev := s.evs[0]
+	s.evs = s.evs[1:]
+	return ev, nil
+}
+
+// outcome is a probe with its result and where it landed.
+type outcome struct {
+	spec   probeSpec
+	region region
+	res    probeResult
+	crash  string // for refused-crash: how the worker died
+}
+
+// runSweep runs the probes (mode "probe" or "salvage") on sweepWorkers
+// workers and checks and reports the outcomes.
+func runSweep(t *testing.T, st *corruptStore, mode string, probes []probeSpec) {
+	outs := make([]outcome, len(probes))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < sweepWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var wk *worker
+			defer func() {
+				if wk != nil {
+					wk.stop()
+				}
+			}()
+			done := 0
+			for i := range next {
+				p := probes[i]
+				outs[i].spec, outs[i].region = p, st.pm.at(p.off)
+				if wk == nil || done == workerProbes {
+					if wk != nil {
+						wk.stop()
+					}
+					var err error
+					if wk, err = startWorker(t, st); err != nil {
+						t.Errorf("probe %d not run: %v", i, err)
+						outs[i].res.Class = "not-run"
+						continue
+					}
+					done = 0
+				}
+				res, crash := wk.do(fmt.Sprintf("%s %d %d %d", mode, i, p.off, p.mask), probeTimeout)
+				done++
+				if crash != "" {
+					outs[i].res.Class, outs[i].crash = classRefusedCrash, crash
+					wk.stop()
+					wk = nil
+					continue
+				}
+				outs[i].res = res
+			}
+		}()
+	}
+	for i := range probes {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if mode == "salvage" {
+		checkSalvage(t, outs)
+		return
+	}
+	report(t, outs)
+}
+
+// workerProbes is how many probes a worker runs before it is replaced,
+// so that what damaged opens leak (a memory map left by a panic inside
+// bbolt's Open) stays bounded.
+const workerProbes = 400
