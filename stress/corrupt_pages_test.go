@@ -33,18 +33,18 @@ const (
 type byteKind uint8
 
 const (
-	kindUnused      byteKind = iota // inside a live page, past its content
-	kindMeta                        // pages 0 and 1
-	kindFreelist                    // the freelist page(s)
-	kindFree                        // a page no tree reaches
-	kindPageHeader                  // the 16-byte header of a branch or leaf page
-	kindElements                    // the element array of a branch or leaf page
-	kindKey                         // a key
-	kindBucketValue                 // a bucket header (and its inline page's header and elements)
-	kindEventRecord                 // an event record (session, seq)
-	kindHeaderRecord                // a session's header record
-	kindHeadRecord                  // a session's head record
-	kindOtherValue                  // meta/format, or anything else
+	kindUnused       byteKind = iota // inside a live page, past its content
+	kindMeta                         // pages 0 and 1
+	kindFreelist                     // the freelist page(s)
+	kindFree                         // a page no tree reaches
+	kindPageHeader                   // the 16-byte header of a branch or leaf page
+	kindElements                     // the element array of a branch or leaf page
+	kindKey                          // a key
+	kindBucketValue                  // a bucket header (and its inline page's header and elements)
+	kindEventRecord                  // an event record (session, seq)
+	kindHeaderRecord                 // a session's header record
+	kindHeadRecord                   // a session's head record
+	kindOtherValue                   // meta/format, or anything else
 )
 
 var kindNames = [...]string{"unused", "meta", "freelist", "free", "page-header", "elements", "key",

@@ -3,8 +3,8 @@ package stress_test
 import (
 	"context"
 	"flag"
-	"io"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
