@@ -14,9 +14,12 @@
 // tool calls, idle injections, injections and steering during dispatch,
 // cancellations, system-prompt changes, and a small context window so that
 // compactions are frequent; appends of different sessions share group
-// commits. The store the child hands the loop is the real Log behind a thin
-// decorator that, after each Append returns nil, prints one line per event
-// of the batch:
+// commits. Now and then it also forks a session or imports a generated one,
+// both staged in several small transactions, and half the children keep too
+// few validator states, so appends keep rebuilding them from the store. The
+// store the child hands the loop is the real Log behind a thin decorator
+// that, after each Append returns nil, prints one line per event of the
+// batch (and a line per fork or import done):
 //
 //	durable SESSION SEQ SHA256(payload)
 //
@@ -33,7 +36,17 @@
 //   - loop.Open appends exactly the crash closers SPEC §7 names when the
 //     last turn is open (a tool/result per pending call, step/end, then
 //     turn/end interrupted, each with the last event's time), one more turn
-//     runs to completion, and the session verifies clean again.
+//     runs to completion, and the session verifies clean again;
+//   - every fork or import reported is published, every one published is
+//     whole (a fork holds its source's events up to the fork point, an
+//     import the generated session's, same chain hash) and verifies clean,
+//     and what a kill left staged is gone after a read-write Open.
+//
+// A SIGKILL ends the process, not the machine: what reached the kernel
+// survives it even without fsync. So these rounds prove the commit
+// protocol (nothing is acknowledged before its transaction commits, a
+// commit is all or nothing, nothing acknowledged is rewritten later), not
+// that fsync reaches the disk; that would need power-loss simulation.
 //
 // The next round starts a new child on the same store, so sessions continue
 // across crashes (a session is retired for a fresh one once it is long, to
