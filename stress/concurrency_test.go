@@ -3,6 +3,7 @@ package stress
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -384,6 +385,103 @@ func (b *barrier) wait() {
 	for gen == b.gen {
 		b.cond.Wait()
 	}
+}
+
+// TestConcurrentCreates races writers that create the same session id at
+// once, by Create, Fork and Import mixed (SPEC §8.2, §11 conflict): for
+// each id exactly one wins, every other gets ErrConflict and nothing else,
+// and the session stored is the winner's, whole.
+func TestConcurrentCreates(t *testing.T) {
+	ctx := context.Background()
+	opts := storeOptions()
+	opts.ImportBatch = 16 // imports and forks stage in several transactions
+	st, err := eventlog.Open(filepath.Join(t.TempDir(), "sessions.db"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// The fork source: a few whole turns.
+	if err := st.Create(ctx, codec.NewSessionHeader("source", 1.7e12, "", "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	var next int64
+	for turn := int64(1); turn <= 8; turn++ {
+		evs := turnBatch(t, fmt.Sprintf("source-%d", turn), next, turn, 3)
+		if err := st.Append(ctx, "source", evs); err != nil {
+			t.Fatal(err)
+		}
+		next += int64(len(evs))
+	}
+	const ids, racers = 16, 6
+	kinds := []string{"create", "fork", "import"}
+	var wins, conflicts atomic.Int64
+	winner := make([]atomic.Value, ids)
+	var wg sync.WaitGroup
+	for i := range ids {
+		id := fmt.Sprintf("new-%02d", i)
+		for r := range racers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				kind := kinds[(i+r)%len(kinds)]
+				var err error
+				switch kind {
+				case "create":
+					err = st.Create(ctx, codec.NewSessionHeader(id, 1.7e12, "", "", 0))
+				case "fork":
+					err = st.Fork(ctx, "source", next-1, codec.NewSessionHeader(id, 1.7e12, "", "source", next))
+				case "import":
+					_, err = st.Import(ctx, codec.NewSessionHeader(id, 1.7e12, "", "", 0), &eventSlice{evs: turnBatch(t, id, 0, 1, 40)})
+				}
+				switch {
+				case err == nil:
+					wins.Add(1)
+					winner[i].Store(kind)
+				case errors.Is(err, eventlog.ErrConflict):
+					conflicts.Add(1)
+				default:
+					t.Errorf("%s %s: %+v (want nil or ErrConflict)", kind, id, err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if got := wins.Load(); got != ids {
+		t.Errorf("%d creations won for %d ids, want one each", got, ids)
+	}
+	for i := range ids {
+		id := fmt.Sprintf("new-%02d", i)
+		kind, _ := winner[i].Load().(string)
+		head, err := st.Head(ctx, id)
+		if err != nil {
+			t.Errorf("%s (won by %s): %+v", id, kind, err)
+			continue
+		}
+		want := map[string]int64{"create": 0, "fork": next, "import": 43}[kind]
+		if head.Next != want {
+			t.Errorf("%s, won by %s, holds %d events, want %d", id, kind, head.Next, want)
+		}
+		res, err := verify.Session(ctx, st, id, verify.Options{Strict: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Findings {
+			t.Errorf("verify %s (won by %s): %s", id, kind, f)
+		}
+	}
+	t.Logf("creates: ids=%d racers=%d wins=%d conflicts=%d", ids, ids*racers, wins.Load(), conflicts.Load())
+}
+
+// eventSlice is an eventlog.Source over events in memory.
+type eventSlice struct{ evs []codec.Event }
+
+func (s *eventSlice) Next() (codec.Event, error) {
+	if len(s.evs) == 0 {
+		return codec.Event{}, io.EOF
+	}
+	ev := s.evs[0]
+	s.evs = s.evs[1:]
+	return ev, nil
 }
 
 // TestStoreLock proves that one store is never open for writing in two

@@ -73,6 +73,10 @@
 // stored; the events acknowledged add up to the events stored; readers only
 // ever see whole batches; and verify.Session finds nothing at all.
 //
+// TestConcurrentCreates races Create, Fork and Import onto the same new
+// ids: exactly one wins each id, the others get ErrConflict, and the
+// session stored is the winner's, whole.
+//
 // TestStoreLock holds a store in a child process: Open (read-write or
 // read-only) with a short LockTimeout fails with eventlog.ErrLocked, and
 // opens once the child has exited, whether it closed the store or was
