@@ -42,6 +42,8 @@ const (
 	crashImportBatch  = 32
 	crashImportEvents = 200
 	crashSmallCache   = 2
+	// crashInjectEvery is the mean pause between asynchronous injections.
+	crashInjectEvery = 40 * time.Millisecond
 )
 
 // TestCrash kills a child process that drives the loop on several
@@ -141,11 +143,38 @@ func TestCrashChild(t *testing.T) {
 
 // drive runs turns of w over d until ctx is done; after one turn in
 // crashStagedEvery it forks the session at its last turn/end, or imports
-// a generated session, both staged in several transactions.
+// a generated session, both staged in several transactions. Meanwhile
+// another goroutine injects context and steers at random moments, as a
+// host's plugins do: queued during a turn, a turn of its own between.
 func drive(ctx context.Context, d *durable, w *workload) error {
 	if err := w.open(ctx, d); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		for {
+			pause := time.NewTimer(crashInjectEvery/2 + time.Duration(w.rng.Intn(int(crashInjectEvery))))
+			select {
+			case <-ctx.Done():
+				pause.Stop()
+				return
+			case <-pause.C:
+			}
+			var err error
+			w.quiet.RLock()
+			if w.rng.Intn(4) == 0 {
+				err = w.l.Steer(loop.Text("async steer: "+w.words(3)), loop.User)
+			} else {
+				err = w.l.Inject(ctx, loop.Text("async: "+w.words(6)), loop.Plugin("async"))
+			}
+			w.quiet.RUnlock()
+			if err != nil && ctx.Err() == nil {
+				cancel(errors.Wrapf(err, "session %s: async inject", errors.Safe(w.id)))
+				return
+			}
+		}
+	}()
 	for ctx.Err() == nil {
 		if _, err := w.turn(ctx); err != nil {
 			return err
@@ -161,6 +190,9 @@ func drive(ctx context.Context, d *durable, w *workload) error {
 				return err
 			}
 		}
+	}
+	if err := context.Cause(ctx); err != context.Canceled {
+		return err // the injector failed
 	}
 	return nil
 }
