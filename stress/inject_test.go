@@ -15,18 +15,22 @@ import (
 
 // TestInjectQueuedInCancelledTurn: context injected while a turn runs is
 // queued (Inject returns nil: the host is told it is taken); when the turn
-// is then cancelled, Send must still end it aborted without an error, and
-// the queued context must reach the log (SPEC §7: queued injections are
-// appended, or become turns of their own once no turn runs). Found by
-// TestCrash's asynchronous injector.
+// is then cancelled, during dispatch or while its tools run, Send must
+// still end it aborted without an error, and the queued context must reach
+// the log (SPEC §7: queued injections are appended, or become turns of
+// their own once no turn runs). Found by TestCrash's injectors.
 func TestInjectQueuedInCancelledTurn(t *testing.T) {
 	tests := []struct {
 		name string
-		// when the provider is called for step 1: inject, then cancel.
-		injectThenCancel bool
+		// inject: when the provider is called for step 1, inject.
+		inject bool
+		// cancelInTool: cancel while the step's tool runs, not at once.
+		cancelInTool bool
 	}{
-		{name: "inject then cancel during dispatch", injectThenCancel: true},
-		{name: "cancel only (control)", injectThenCancel: false},
+		{name: "inject, then cancel during dispatch", inject: true},
+		{name: "inject during dispatch, then cancel while the tool runs", inject: true, cancelInTool: true},
+		{name: "cancel during dispatch (control)"},
+		{name: "cancel while the tool runs (control)", cancelInTool: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,25 +43,36 @@ func TestInjectQueuedInCancelledTurn(t *testing.T) {
 			turnCtx, cancel := context.WithCancel(ctx)
 			defer cancel()
 			prov := &hookProvider{}
+			cancelling := loop.Tool{Name: "t", Description: "cancels the turn", Parameters: []byte(`{"type":"object"}`),
+				Run: func(context.Context, loop.Call) (loop.Result, error) {
+					cancel()
+					return loop.Result{Content: loop.Text("done")}, nil
+				}}
 			l, err := loop.Open(ctx, st, "s", loop.Options{
 				Provider: prov,
-				Host:     &host{system: "sys", config: header.Config{Provider: "p", HasProvider: true, Model: "m"}},
+				Host: &host{system: "sys", tools: []loop.Tool{cancelling},
+					config: header.Config{Provider: "p", HasProvider: true, Model: "m"}},
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			prov.before = func() {
-				if tt.injectThenCancel {
+				if tt.inject {
 					if err := l.Inject(ctx, loop.Text("queued while the turn runs"), loop.Plugin("watch")); err != nil {
 						t.Errorf("Inject during the turn = %v, want nil", err)
 					}
 				}
-				cancel()
+				if !tt.cancelInTool {
+					cancel()
+				}
 			}
-			prov.p.SetReplies([][]byte{[]byte(`[{"type":"text","text":"never streamed"}]`)})
+			prov.p.SetReplies([][]byte{
+				[]byte(`[{"type":"tool-call","id":"c1","name":"t","arguments":"{}"}]`),
+				[]byte(`[{"type":"text","text":"never asked"}]`),
+			})
 			out, err := l.Send(turnCtx, loop.Text("hello"), loop.User)
 			if err != nil {
-				t.Errorf("Send of a turn cancelled during dispatch = %+v, want a nil error and an aborted outcome", err)
+				t.Errorf("Send of a cancelled turn = %v, want a nil error and an aborted outcome", err)
 			}
 			if out.Reason != "aborted" {
 				t.Errorf("Send outcome %q, want aborted", out.Reason)
@@ -81,7 +96,7 @@ func TestInjectQueuedInCancelledTurn(t *testing.T) {
 				}
 			}
 			want := 0
-			if tt.injectThenCancel {
+			if tt.inject {
 				want = 1
 			}
 			if injected != want {

@@ -49,7 +49,8 @@ type workload struct {
 	// quiet is held (read) by asynchronous injectors around each call and
 	// (write) by a turn that may be cancelled: a turn cancelled with
 	// context queued loses it (TestInjectQueuedInCancelledTurn), so the
-	// crash rounds keep the two apart until that is fixed.
+	// crash rounds keep the two apart until that is fixed; for the same
+	// reason the provider does not inject in a turn that may be cancelled.
 	quiet sync.RWMutex
 }
 
@@ -61,7 +62,7 @@ func newWorkload(id string, seed int64, calm bool) *workload {
 	w := &workload{id: id, rng: rng, calm: calm}
 	w.host = &host{system: "You are a careful assistant.\nAnswer briefly.\nSession " + id + "."}
 	for _, name := range []string{"read", "write", "grep"} {
-		w.host.tools = append(w.host.tools, tool(name))
+		w.host.tools = append(w.host.tools, w.tool(name))
 	}
 	w.host.config = header.Config{Provider: "scripted", HasProvider: true, Model: "scripted-1"}
 	w.prov = &provider{w: w}
@@ -184,13 +185,18 @@ func (h *host) setSystem(s string) {
 	h.system = s
 }
 
-// tool is a tool whose result is a function of the call alone.
-func tool(name string) loop.Tool {
+// tool is a tool whose result is a function of the call alone; unless
+// the workload is calm, it cancels a cancellable turn now and then, so
+// that turns also end aborted while their tools run.
+func (w *workload) tool(name string) loop.Tool {
 	return loop.Tool{
 		Name:        name,
 		Description: "The " + name + " tool.",
 		Parameters:  []byte(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`),
 		Run: func(ctx context.Context, c loop.Call) (loop.Result, error) {
+			if !w.calm && w.rng.Intn(12) == 0 {
+				w.prov.cancelTurn()
+			}
 			if err := ctx.Err(); err != nil {
 				return loop.Result{}, err
 			}
@@ -215,13 +221,28 @@ func (p *provider) setCancel(c context.CancelFunc) {
 	p.cancel = c
 }
 
+// cancelTurn cancels the running turn if it may be cancelled.
+func (p *provider) cancelTurn() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cancel != nil {
+		p.cancel()
+	}
+}
+
 func (p *provider) Stream(ctx context.Context, req *loop.Request) (loop.Stream, error) {
 	w := p.w
 	if w.calm {
 		return p.p.Stream(ctx, req)
 	}
+	p.mu.Lock()
+	cancellable := p.cancel != nil
+	p.mu.Unlock()
 	switch w.rng.Intn(16) {
 	case 0, 1:
+		if cancellable {
+			break // see workload.quiet
+		}
 		if err := w.l.Inject(ctx, loop.Text("during dispatch: "+w.words(5)), loop.Plugin("watch")); err != nil {
 			return nil, err
 		}
@@ -230,11 +251,7 @@ func (p *provider) Stream(ctx context.Context, req *loop.Request) (loop.Stream, 
 			return nil, err
 		}
 	case 3:
-		p.mu.Lock()
-		if p.cancel != nil { // this turn may be cancelled
-			p.cancel()
-		}
-		p.mu.Unlock()
+		p.cancelTurn()
 	}
 	return p.p.Stream(ctx, req)
 }
