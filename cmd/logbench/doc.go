@@ -13,8 +13,8 @@
 //   - the codec against encoding/json, decoding and encoding a typical
 //     assistant/message and assistant/chunk;
 //   - bytes on disk per event against the JSONL line;
-//   - the peak heap in use while replaying the largest session with every
-//     step's full request.
+//   - the peak heap in use while replaying each session with every step's
+//     full request.
 //
 // Usage:
 //

@@ -116,7 +116,7 @@ func TestQuick(t *testing.T) {
 		{name: "verify", section: "Verify and the naive rebuild", rows: len(quickSizes), numbers: []int{0, 1, 2, 3}},
 		{name: "codec", section: "Codec against encoding/json", rows: 4, ratios: []int{4}, numbers: []int{2, 3, 5, 6}},
 		{name: "space", section: "Bytes on disk", rows: len(quickSizes) + len(durableModes), ratios: []int{6, 7}, numbers: []int{1, 2, 3, 4, 5}},
-		{name: "memory", section: "Memory", rows: 1, ratios: []int{6}, numbers: []int{0, 1, 2, 3, 4, 5, 7}},
+		{name: "memory", section: "Memory", rows: len(quickSizes), ratios: []int{6}, numbers: []int{0, 1, 2, 3, 4, 5, 7}},
 	}
 	for _, tt := range shapes {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,7 +18,7 @@ const memoryRuns = 3
 // the replay.
 const memorySampleEvery = 2 * time.Millisecond
 
-// memoryResult is what replaying the largest session took.
+// memoryResult is what replaying one session took.
 type memoryResult struct {
 	events int64
 	steps  int
@@ -32,10 +32,24 @@ type memoryResult struct {
 	perEvent stat
 }
 
-// measureMemory replays the session from its store through a Builder
+// measureMemory replays every session, smallest first, so that the
+// table shows how the peak grows (or does not) with the log.
+func measureMemory(ctx context.Context, c config, sessions []*benchSession, p progress) ([]memoryResult, error) {
+	var out []memoryResult
+	for _, s := range sessions {
+		m, err := measureReplay(ctx, c, s, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// measureReplay replays the session from its store through a Builder
 // that builds every step's full request, as replay does, and samples the
 // heap in use while it runs.
-func measureMemory(ctx context.Context, c config, s *benchSession, p progress) (memoryResult, error) {
+func measureReplay(ctx context.Context, c config, s *benchSession, p progress) (memoryResult, error) {
 	res := memoryResult{events: s.events, jsonl: s.jsonl}
 	var bases, peaks, perEvent []float64
 	for r := range min(c.rounds, memoryRuns) {

@@ -18,7 +18,7 @@ type report struct {
 	verify   []verifyResult
 	scale    stat // verify µs/event, largest ÷ smallest session
 	space    []spaceResult
-	memory   memoryResult
+	memory   []memoryResult
 }
 
 // table is a Markdown table.
@@ -149,7 +149,8 @@ func (r *report) summary() *table {
 		t.add(fmt.Sprintf("bytes on disk per event, %s-event session: file ÷ JSONL", group(s.events)),
 			num(s.file)+" B", num(s.jsonl)+" B", ratio(s.file/s.jsonl))
 	}
-	if mr := r.memory; mr.events > 0 {
+	if n := len(r.memory); n > 0 {
+		mr := r.memory[n-1]
 		t.add(fmt.Sprintf("peak heap in use replaying %s events with full requests: heap ÷ JSONL size", group(mr.events)),
 			mib(mr.peak.Median)+" MiB", mib(float64(mr.jsonl))+" MiB", ratio(mr.peak.Median/float64(mr.jsonl)))
 	}
@@ -183,7 +184,7 @@ func (r *report) writeVerify(b *strings.Builder) {
 		"events from the store and rebuilds every step from scratch (`rebuild.Steps`), which is quadratic; it is\n" +
 		"skipped on the largest session, where it would take hours. Each round times every session's verify\n" +
 		"and naive rebuild interleaved, in alternating batches of about the same length (as many runs as fill\n" +
-		"the longer of " + dur(r.cfg.slice) + " and one run of the slower side), until each has run " + dur(r.cfg.minTime) + ";\n" +
+		"the longer of " + dur(r.cfg.slice) + " and one run of the slower side), until each has run " + dur(r.cfg.verifyMinTime()) + ";\n" +
 		"then the smallest session's verify and the largest's the same way, for the ratio of the two.\n\n")
 	t := newTable("events", "steps", "verify µs/event", "verify per run", "naive µs/event", "naive per run", "naive ÷ verify")
 	for _, v := range r.verify {
@@ -206,7 +207,8 @@ func (r *report) writeCodec(b *strings.Builder) {
 		"typed view) against `json.Unmarshal` of the line into Go structs that mirror the same fields. Encode is\n" +
 		"`codec.FromJSON` + `codec.EncodeRecord` of the line (buffers reused) against `json.Marshal` of the\n" +
 		"decoded structs. Each round times the two sides interleaved, in alternating batches of at least " + dur(r.cfg.slice) + ",\n" +
-		"until each has run " + dur(r.cfg.minTime) + ".\n\n")
+		"until each has run " + dur(r.cfg.minTime) + ". Encode is not like for like: the codec reads and checks JSON text,\n" +
+		"as import does with every line, while json.Marshal writes from structs already decoded.\n\n")
 	t := newTable("event", "operation", "codec ns/op", "encoding/json ns/op", "encoding/json ÷ codec", "codec allocs/op", "encoding/json allocs/op")
 	t.align[1] = false
 	for _, cr := range r.codec {
@@ -239,14 +241,15 @@ func (r *report) writeSpace(b *strings.Builder) {
 }
 
 func (r *report) writeMemory(b *strings.Builder) {
-	mr := r.memory
 	b.WriteString("## Memory\n\n")
-	fmt.Fprintf(b, "The largest session is replayed from its store (`Scan`) through a `rebuild.Builder` that builds every\n"+
+	fmt.Fprintf(b, "Each session is replayed from its store (`Scan`) through a `rebuild.Builder` that builds every\n"+
 		"step's full request, as `logtool replay` does. The heap in use is sampled every %s and every 32 steps;\n"+
 		"\"before\" is after a GC, before the replay. GOGC is the default. Median of %d runs.\n\n",
-		dur(memorySampleEvery), mr.peak.N)
+		dur(memorySampleEvery), min(r.cfg.rounds, memoryRuns))
 	t := newTable("events", "steps", "JSONL", "largest request", "heap in use before", "peak heap in use", "peak ÷ JSONL", "replay µs/event")
-	t.add(group(mr.events), group(int64(mr.steps)), mib(float64(mr.jsonl))+" MiB", num(float64(mr.largest)/1024)+" KiB",
-		mib(mr.base.Median)+" MiB", mib(mr.peak.Median)+" MiB", ratio(mr.peak.Median/float64(mr.jsonl)), num(mr.perEvent.Median))
+	for _, mr := range r.memory {
+		t.add(group(mr.events), group(int64(mr.steps)), mib(float64(mr.jsonl))+" MiB", num(float64(mr.largest)/1024)+" KiB",
+			mib(mr.base.Median)+" MiB", mib(mr.peak.Median)+" MiB", ratio(mr.peak.Median/float64(mr.jsonl)), num(mr.perEvent.Median))
+	}
 	t.write(b)
 }

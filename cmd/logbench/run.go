@@ -50,6 +50,12 @@ var (
 	quickSizes = []int{300, 1000, 3000}
 )
 
+// verifyMinTime is the least time each side of a verify pair runs for:
+// longer than a codec sample, since one run of the largest session or of
+// the naive rebuild takes a good part of a second, and the ratio needs
+// several alternations to average out the load of other processes.
+func (c config) verifyMinTime() time.Duration { return 5 * c.minTime }
+
 // parseFlags reads the command line into a config.
 func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs := flag.NewFlagSet("logbench", flag.ContinueOnError)
@@ -159,7 +165,7 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		{"sessions", func() (err error) { r.sessions, err = buildSessions(ctx, c, work, p); return err }},
 		{"verify", func() (err error) { r.verify, r.scale, err = measureVerify(ctx, c, r.sessions, p); return err }},
 		{"memory", func() (err error) {
-			r.memory, err = measureMemory(ctx, c, r.sessions[len(r.sessions)-1], p)
+			r.memory, err = measureMemory(ctx, c, r.sessions, p)
 			return err
 		}},
 		{"bytes on disk", func() (err error) { r.space, err = measureSpace(ctx, r.sessions, r.durable); return err }},

@@ -85,7 +85,7 @@ func measureVerify(ctx context.Context, c config, sessions []*benchSession, p pr
 			if err := ctx.Err(); err != nil {
 				return nil, stat{}, err
 			}
-			v, nv, err := timePair(c.minTime, c.slice, verifyOp[i], naiveOp[i])
+			v, nv, err := timePair(c.verifyMinTime(), c.slice, verifyOp[i], naiveOp[i])
 			if err != nil {
 				return nil, stat{}, err
 			}
@@ -96,7 +96,7 @@ func measureVerify(ctx context.Context, c config, sessions []*benchSession, p pr
 			p.printf("  round %d/%d, %s events: verify %s µs/event, naive %s µs/event: %s",
 				r+1, c.rounds, group(sessions[i].events), num(vus), num(nus), ratio(nus/vus))
 		}
-		small, large, err := timePair(c.minTime, c.slice, verifyOp[0], verifyOp[last])
+		small, large, err := timePair(c.verifyMinTime(), c.slice, verifyOp[0], verifyOp[last])
 		if err != nil {
 			return nil, stat{}, err
 		}
