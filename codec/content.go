@@ -91,12 +91,13 @@ type blockKeys struct{ seen, typed uint8 }
 func decodeBlock(f fieldReader, key string) (Block, error) {
 	var b Block
 	var bk blockKeys
+	var inner []byte
 	start := f.r.off
 	err := f.object(key+"[]", func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "type":
-			b.Type, err = f.str("block.type")
+			b.Type, err = f.name("block.type")
 		case "text":
 			b.Text, err = bk.str(f, bkText)
 		case "id":
@@ -108,13 +109,13 @@ func decodeBlock(f fieldReader, key string) (Block, error) {
 		case "toolCallId":
 			b.ToolCallID, err = bk.str(f, bkToolCallID)
 		case "content":
+			// Only a tool-result's content is read, and the type may come
+			// later: keep the bytes and decode them once the type is known.
 			bk.seen |= bkContent
 			if c := f.r.peek(); c&0xf0 == 0x90 || c == mpArray16 || c == mpArray32 {
 				bk.typed |= bkContent
-				b.Inner, err = decodeContent(f, "block.content")
-			} else {
-				err = f.skip()
 			}
+			inner, err = f.raw("block.content")
 		case "isError":
 			bk.seen |= bkIsError
 			if c := f.r.peek(); c == mpTrue || c == mpFalse {
@@ -131,6 +132,12 @@ func decodeBlock(f fieldReader, key string) (Block, error) {
 		return b, err
 	}
 	b.Raw = f.r.b[start:f.r.off]
+	if b.Type == BlockToolResult && bk.has(bkContent) {
+		var err error
+		if b.Inner, err = decodeContent(fieldReader{r: &Reader{b: inner}}, "block.content"); err != nil {
+			return b, err
+		}
+	}
 	return b, b.check(bk)
 }
 

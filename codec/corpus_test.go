@@ -79,9 +79,7 @@ func TestFixtures(t *testing.T) {
 
 // fixtureBugs lists fixtures that fail because of a known codec bug, with
 // the bug; each is reported to the codec owner and removed when fixed.
-var fixtureBugs = map[string]string{
-	"opaque-block-content.jsonl": "decodeBlock decodes any array under \"content\" as blocks before it knows the block type, so an opaque block (SPEC §2.6) with a content array of non-blocks is refused",
-}
+var fixtureBugs = map[string]string{}
 
 var knownTypes = []string{
 	codec.TypeTurnStart, codec.TypeTurnEnd, codec.TypeStepStart, codec.TypeStepEnd,

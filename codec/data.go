@@ -155,8 +155,9 @@ func (k *keys) need(required keys, names ...string) error {
 	return nil
 }
 
-func decodeData(typ string, raw []byte) (Data, error) {
-	f := fieldReader{r: &Reader{b: raw}}
+// decodeData decodes the data object at f's position for an event of type
+// typ, consuming it whole.
+func decodeData(typ string, f fieldReader) (Data, error) {
 	switch typ {
 	case TypeTurnStart:
 		d := &TurnStart{}
@@ -185,7 +186,8 @@ func decodeData(typ string, raw []byte) (Data, error) {
 	case TypeRequestHeader:
 		return decodeRequestHeader(f)
 	case TypeHeaderDelta:
-		return &HeaderDelta{Raw: raw}, nil
+		raw, err := f.rawObject("data")
+		return &HeaderDelta{Raw: raw}, err
 	case TypeRequestDigest:
 		return decodeDigest(f)
 	case TypeCompactSummary:
@@ -193,7 +195,8 @@ func decodeData(typ string, raw []byte) (Data, error) {
 	case TypeCompactEnd:
 		return decodeCompactEnd(f)
 	}
-	return &Opaque{}, nil
+	_, err := f.rawObject("data")
+	return &Opaque{}, err
 }
 
 func turnOnly(f fieldReader, turn *int64) error {
@@ -251,7 +254,7 @@ func decodeTurnEnd(f fieldReader) (Data, error) {
 				if string(k) == "kind" {
 					kind = true
 					var err error
-					d.Reason, err = f.str("reason.kind")
+					d.Reason, err = f.name("reason.kind")
 					return err
 				}
 				return f.skip()
@@ -278,7 +281,7 @@ func decodeSource(f fieldReader) (Source, error) {
 		switch string(k) {
 		case "kind":
 			kind = true
-			s.Kind, err = f.str("source.kind")
+			s.Kind, err = f.name("source.kind")
 		case "plugin":
 			s.Plugin, err = f.str("source.plugin")
 		default:
@@ -361,7 +364,7 @@ func decodeChunk(f fieldReader) (Data, error) {
 				var err error
 				switch string(k) {
 				case "type":
-					d.Kind, err = f.str("chunk.type")
+					d.Kind, err = f.name("chunk.type")
 				case "text":
 					d.Text, err = f.str("chunk.text")
 				default:

@@ -125,7 +125,7 @@ func (e *Event) decode() error {
 		switch string(k) {
 		case "type":
 			have |= haveType
-			e.Type, err = f.str("type")
+			e.Type, err = f.name("type")
 		case "seq":
 			have |= haveSeq
 			e.Seq, err = f.count("seq")
@@ -133,7 +133,14 @@ func (e *Event) decode() error {
 			have |= haveTime
 			e.Time, err = f.number("time")
 		case "data":
-			data, err = f.rawObject("data")
+			start := r.off
+			if have&haveType != 0 {
+				// The usual order: the type is known, decode in place.
+				e.Data, err = decodeData(e.Type, f)
+			} else {
+				err = f.skip()
+			}
+			data = r.b[start:r.off]
 		case "sourceEventSeqs":
 			sources, err = f.raw("sourceEventSeqs")
 		case "surfaceOp":
@@ -162,7 +169,9 @@ func (e *Event) decode() error {
 	if err := e.decodeMarkers(op, sources); err != nil {
 		return err
 	}
-	e.Data, err = decodeData(e.Type, data)
+	if e.Data == nil {
+		e.Data, err = decodeData(e.Type, fieldReader{r: &Reader{b: data}})
+	}
 	return err
 }
 
@@ -186,7 +195,7 @@ func (e *Event) decodeMarkers(op, sources []byte) error {
 	}
 	e.HasSources = true
 	f := fieldReader{r: &Reader{b: sources}}
-	seen := make(map[int64]struct{})
+	ascending := true
 	err = f.array("sourceEventSeqs", func(int) error {
 		s, err := f.count("sourceEventSeqs[]")
 		if err != nil {
@@ -195,15 +204,24 @@ func (e *Event) decodeMarkers(op, sources []byte) error {
 		if s >= e.Seq {
 			return invalidf("codec: sourceEventSeqs entry %d is not below seq", errors.Safe(s))
 		}
-		if _, dup := seen[s]; dup {
-			return invalidf("codec: sourceEventSeqs repeats %d", errors.Safe(s))
+		if n := len(e.Sources); n > 0 && s <= e.Sources[n-1] {
+			ascending = false
 		}
-		seen[s] = struct{}{}
 		e.Sources = append(e.Sources, s)
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if !ascending {
+		// Rare (sources are written in order): check for repeats.
+		seen := make(map[int64]struct{}, len(e.Sources))
+		for _, s := range e.Sources {
+			if _, dup := seen[s]; dup {
+				return invalidf("codec: sourceEventSeqs repeats %d", errors.Safe(s))
+			}
+			seen[s] = struct{}{}
+		}
 	}
 	if len(e.Sources) == 0 && e.Type != TypeAssistantMessage {
 		return invalidf("codec: empty sourceEventSeqs on %s", errors.Safe(e.Type))

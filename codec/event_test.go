@@ -289,13 +289,11 @@ func TestParseEventTypes(t *testing.T) {
 			name: "opaque block with non-block content array",
 			line: `{"type":"user/message","seq":1,"time":0,"data":{"content":[{"type":"custom","content":["x",1]}],"source":{"kind":"user"}},"surfaceOp":"append"}`,
 			want: `user/message seq=1 time=0 op=append UserMessage{source=user content=[opaque{"type":"custom","content":["x",1]}]}`,
-			bug:  "decodeBlock decodes any array under \"content\" as blocks before it knows the block type, so an opaque block (SPEC §2.6) with a content array of non-blocks is refused",
 		},
 		{
 			name: "opaque block with content array of untyped objects",
 			line: `{"type":"user/message","seq":1,"time":0,"data":{"content":[{"content":[{"a":1}],"type":"custom"}],"source":{"kind":"user"}},"surfaceOp":"append"}`,
 			want: `user/message seq=1 time=0 op=append UserMessage{source=user content=[opaque{"content":[{"a":1}],"type":"custom"}]}`,
-			bug:  "decodeBlock decodes any array under \"content\" as blocks before it knows the block type, so an opaque block (SPEC §2.6) with a content array of non-blocks is refused",
 		},
 		{
 			name: "text block with unknown keys",

@@ -104,6 +104,43 @@ func (f fieldReader) str(key string) (string, error) {
 	return string(t.Str), nil
 }
 
+// name reads a string that is usually one of the engine's own names (an
+// event, chunk or block type, a source kind): those are returned without
+// allocating.
+func (f fieldReader) name(key string) (string, error) {
+	t, err := f.r.Next()
+	if err != nil {
+		return "", corruptOrShort(err)
+	}
+	if t.Kind != KindString {
+		return "", wrongType(key, "string", t.Kind)
+	}
+	return intern(t.Str), nil
+}
+
+// interned are the names name returns without allocating.
+var interned = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{
+		TypeTurnStart, TypeTurnEnd, TypeStepStart, TypeStepEnd, TypeUserMessage, TypePromptBlocked,
+		TypeContextMessage, TypeSteeringMessage, TypeAssistantChunk, TypeAssistantMessage, TypeToolCall,
+		TypeToolResult, TypeRequestHeader, TypeHeaderDelta, TypeRequestDigest, TypeCompactStart,
+		TypeCompactSummary, TypeCompactEnd, BlockText, BlockReasoning, BlockToolCall, BlockToolResult,
+		"block-start", "text-delta", "reasoning-delta", "tool-call-delta", "block-end", "usage", "finish",
+		"user", "plugin", "completed", "aborted", "error", "interrupted", "disposed",
+	} {
+		m[n] = n
+	}
+	return m
+}()
+
+func intern(b []byte) string {
+	if s, ok := interned[string(b)]; ok {
+		return s
+	}
+	return string(b)
+}
+
 func (f fieldReader) boolean(key string) (bool, error) {
 	t, err := f.r.Next()
 	if err != nil {

@@ -16,7 +16,8 @@ var ErrSyntax = errors.New("codec: malformed JSON")
 // Limits bounds what the JSON decoder accepts (SPEC §2.2). The zero value
 // means the defaults.
 type Limits struct {
-	// MaxDepth is the deepest nesting of arrays and objects; 0 means 512.
+	// MaxDepth is the deepest nesting of arrays and objects; 0 means 512,
+	// and it is at most 1023 (the depth stored records are read back with).
 	MaxDepth int
 	// MaxLine is the longest line in bytes, newline excluded; 0 means 64 MiB.
 	MaxLine int
@@ -27,9 +28,11 @@ const (
 	defaultMaxLine  = 64 << 20
 )
 
+// depth is the nesting limit: MaxDepth, at most maxStoredDepth-1 so that
+// every value FromJSON accepts can be read back and exported.
 func (l Limits) depth() int {
 	if l.MaxDepth > 0 {
-		return l.MaxDepth
+		return min(l.MaxDepth, maxStoredDepth-1)
 	}
 	return defaultMaxDepth
 }
@@ -223,9 +226,12 @@ func (p *parser) key(keys *keySet) error {
 	return nil
 }
 
-// keySet remembers the keys of one object as ranges of the output.
+// keySet remembers the keys of one object as ranges of a buffer. The first
+// few live in an inline array, so small objects (nearly all) cost no
+// allocation; larger ones switch to a map.
 type keySet struct {
-	spans [][2]int
+	small [12][2]int
+	n     int
 	big   map[string]struct{}
 }
 
@@ -238,18 +244,21 @@ func (k *keySet) add(out []byte, start, end int) bool {
 		k.big[string(key)] = struct{}{}
 		return true
 	}
-	for _, s := range k.spans {
+	for _, s := range k.small[:k.n] {
 		if string(out[s[0]:s[1]]) == string(key) {
 			return false
 		}
 	}
-	k.spans = append(k.spans, [2]int{start, end})
-	if len(k.spans) > 16 {
-		k.big = make(map[string]struct{}, 2*len(k.spans))
-		for _, s := range k.spans {
-			k.big[string(out[s[0]:s[1]])] = struct{}{}
-		}
+	if k.n < len(k.small) {
+		k.small[k.n] = [2]int{start, end}
+		k.n++
+		return true
 	}
+	k.big = make(map[string]struct{}, 2*len(k.small))
+	for _, s := range k.small {
+		k.big[string(out[s[0]:s[1]])] = struct{}{}
+	}
+	k.big[string(key)] = struct{}{}
 	return true
 }
 

@@ -185,6 +185,9 @@ func AppendJSONString(dst []byte, s []byte) []byte {
 // code points may appear alone (never as a high-low pair, which UTF-8
 // spells as one four-byte sequence).
 func validWTF8(s []byte) bool {
+	if utf8.Valid(s) {
+		return true // the usual case, on the standard library's fast path
+	}
 	prevHigh := false
 	for i := 0; i < len(s); {
 		c := s[i]
