@@ -44,6 +44,9 @@ const (
 	crashSmallCache   = 2
 	// crashInjectEvery is the mean pause between asynchronous injections.
 	crashInjectEvery = 40 * time.Millisecond
+	// One crashed turn in crashLeaveOpen is left for the next child's
+	// loop.Open to close, rather than closed by the parent.
+	crashLeaveOpen = 4
 )
 
 // TestCrash kills a child process that drives the loop on several
@@ -59,13 +62,14 @@ func TestCrash(t *testing.T) {
 	seed := envInt(t, "STRESS_SEED", time.Now().UnixNano())
 	t.Logf("seed %d (STRESS_SEED reproduces the choices, not the timing)", seed)
 	r := &crashRun{
-		t:       t,
-		path:    filepath.Join(t.TempDir(), "sessions.db"),
-		rng:     rand.New(rand.NewSource(seed)),
-		next:    map[string]int64{},
-		known:   map[string]bool{},
-		tot:     crashTotals{types: map[string]int64{}},
-		minKill: time.Hour,
+		t:        t,
+		path:     filepath.Join(t.TempDir(), "sessions.db"),
+		rng:      rand.New(rand.NewSource(seed)),
+		next:     map[string]int64{},
+		known:    map[string]bool{},
+		leftOpen: map[string]openState{},
+		tot:      crashTotals{types: map[string]int64{}},
+		minKill:  time.Hour,
 	}
 	for range crashSessions {
 		r.ids = append(r.ids, r.newID())
@@ -297,6 +301,9 @@ type crashRun struct {
 	next map[string]int64
 	// known holds every session seen in the store so far.
 	known map[string]bool
+	// leftOpen holds the sessions whose crashed turn the parent left for
+	// the next child's loop.Open to close, with what the crash left open.
+	leftOpen map[string]openState
 
 	tot                       crashTotals
 	kills, byLines, retired   int
@@ -313,8 +320,10 @@ type crashTotals struct {
 	// those, openSteps had a step open, pending counts the tool calls
 	// left without a result, inert the kills inside a compaction bracket.
 	interrupted, openSteps, pending, inert int64
-	// closerBatches and closers count what loop.Open appended.
-	closerBatches, closers int64
+	// closerBatches and closers count what loop.Open appended: the
+	// parent's, and a child's (childClosers) for a turn the parent left
+	// open; leftOpen counts those.
+	closerBatches, closers, childClosers, leftOpen int64
 	// failedCompactions counts compact/end with an error, aborted the
 	// turns that ended aborted (cancelled during dispatch).
 	failedCompactions, aborted  int64
@@ -337,6 +346,8 @@ func (c *crashTotals) add(o *crashTotals) {
 	c.inert += o.inert
 	c.closerBatches += o.closerBatches
 	c.closers += o.closers
+	c.childClosers += o.childClosers
+	c.leftOpen += o.leftOpen
 	c.failedCompactions += o.failedCompactions
 	c.aborted += o.aborted
 	c.warnings += o.warnings
@@ -485,6 +496,11 @@ func (r *crashRun) check(n int, log *roundLog) {
 	for i, id := range r.ids {
 		checks[i] = sessionCheck{t: t, st: st, round: n, id: id, from: r.next[id], want: log.durable[id],
 			seed: r.rng.Int63(), tot: crashTotals{types: map[string]int64{}}}
+		if o, ok := r.leftOpen[id]; ok {
+			checks[i].repair = &o
+			delete(r.leftOpen, id)
+		}
+		checks[i].leaveOpen = r.rng.Intn(crashLeaveOpen) == 0
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -499,6 +515,10 @@ func (r *crashRun) check(n int, log *roundLog) {
 		}
 		r.tot.add(&c.tot)
 		r.next[c.id] = c.next
+		if c.left != nil {
+			r.leftOpen[c.id] = *c.left
+			continue // a child must close it first
+		}
 		if c.next >= crashRetireAt {
 			r.ids[i] = r.newID()
 			r.retired++
@@ -665,9 +685,15 @@ type sessionCheck struct {
 	from  int64            // the session's length before the child's round
 	want  map[int64]string // the events reported durable: seq → payload hash
 	seed  int64
-	tot   crashTotals
-	next  int64 // the session's length after the check
-	err   error
+	// repair is what the last crash left open, when the parent left it for
+	// this round's child to close; leaveOpen asks to leave this crash's
+	// open turn the same way, and left is then what it left open.
+	repair    *openState
+	leaveOpen bool
+	left      *openState
+	tot       crashTotals
+	next      int64 // the session's length after the check
+	err       error
 }
 
 func (c *sessionCheck) errorf(format string, args ...any) {
@@ -732,6 +758,20 @@ func (c *sessionCheck) run(ctx context.Context) error {
 			c.tot.unreported++
 		}
 	}
+	if c.repair != nil && int64(len(evs)) > c.from {
+		// The child's loop.Open closed the turn the parent left open:
+		// its first events are the closers.
+		want := int64(len(c.repair.pending) + 1)
+		if c.repair.inStep {
+			want++
+		}
+		end := min(c.from+want, int64(len(evs)))
+		before := c.tot.closers
+		if err := c.checkClosers(*c.repair, evs[c.from:end]); err != nil {
+			return err
+		}
+		c.tot.childClosers += c.tot.closers - before
+	}
 	o := openAt(evs)
 	if o.inTurn {
 		c.tot.interrupted++
@@ -742,6 +782,12 @@ func (c *sessionCheck) run(ctx context.Context) error {
 	c.tot.pending += int64(len(o.pending))
 	if len(evs) > 0 && evs[len(evs)-1].Type == codec.TypeCompactStart {
 		c.tot.inert++
+	}
+	if o.inTurn && c.leaveOpen {
+		c.tot.leftOpen++
+		c.left = &o
+		c.next = int64(len(evs))
+		return nil
 	}
 
 	w := newWorkload(c.id, c.seed, true /* calm */)
@@ -885,8 +931,9 @@ func (r *crashRun) report(took time.Duration) {
 		r.kills, took.Round(time.Millisecond), r.byLines, r.minKill.Round(time.Millisecond), r.maxKill.Round(time.Millisecond),
 		(r.sumKill / time.Duration(r.kills)).Round(time.Millisecond))
 	t.Logf("durable events checked %d, lost %d; events stored but not yet reported when the child died %d", c.durable, c.lost, c.unreported)
-	t.Logf("turns left open %d (open step %d, pending tool calls %d, inside a compaction %d); closer batches %d with %d events",
-		c.interrupted, c.openSteps, c.pending, c.inert, c.closerBatches, c.closers)
+	t.Logf("turns a kill left open %d (with an open step %d, pending tool calls %d, inside a compaction %d), of which %d were left for the next child's loop.Open to close",
+		c.interrupted, c.openSteps, c.pending, c.inert, c.leftOpen)
+	t.Logf("closer batches checked %d with %d events, %d of them written by a child", c.closerBatches, c.closers, c.childClosers)
 	t.Logf("children wrote: %s", typeCounts(c.types))
 	t.Logf("compactions %d (failed attempts %d), aborted turns %d; group commit: %d writes in %d transactions (%.2f per fsync)",
 		c.types[codec.TypeCompactSummary], c.failedCompactions, c.aborted, r.writes, r.txs, ratio)
@@ -894,9 +941,9 @@ func (r *crashRun) report(took time.Duration) {
 		c.forks, c.imports, c.unreportedStaged, c.unpublished)
 	t.Logf("loop sessions %d (%d retired), verify runs %d, structure warnings %d, turns after a crash %d",
 		r.gen, r.retired, c.verifyRuns, c.warnings, c.turns)
-	line := fmt.Sprintf("crash: kills=%d durable=%d lost=%d closers=%d closer_batches=%d pending=%d open_steps=%d inert_compactions=%d"+
+	line := fmt.Sprintf("crash: kills=%d durable=%d lost=%d closers=%d closer_batches=%d open_turns=%d child_closers=%d pending=%d open_steps=%d inert_compactions=%d"+
 		" compactions=%d failed_compactions=%d events=%d writes_per_tx=%.2f forks=%d imports=%d unpublished_removed=%d warnings=%d sessions=%d seconds=%.0f",
-		r.kills, c.durable, c.lost, c.closers, c.closerBatches, c.pending, c.openSteps, c.inert,
+		r.kills, c.durable, c.lost, c.closers, c.closerBatches, c.interrupted, c.childClosers, c.pending, c.openSteps, c.inert,
 		c.types[codec.TypeCompactSummary], c.failedCompactions, sum(c.types), ratio, c.forks, c.imports, c.unpublished,
 		c.warnings, r.gen, took.Seconds())
 	t.Log(line)

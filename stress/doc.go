@@ -37,7 +37,9 @@
 //   - loop.Open appends exactly the crash closers SPEC §7 names when the
 //     last turn is open (a tool/result per pending call, step/end, then
 //     turn/end interrupted, each with the last event's time), one more turn
-//     runs to completion, and the session verifies clean again;
+//     runs to completion, and the session verifies clean again; one crashed
+//     turn in four is instead left for the next child's loop.Open to close,
+//     under load, and its closers are checked the same way next round;
 //   - every fork or import reported is published, every one published is
 //     whole (a fork holds its source's events up to the fork point, an
 //     import the generated session's, same chain hash) and verifies clean,
