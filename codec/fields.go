@@ -31,14 +31,14 @@ func (f fieldReader) object(key string, fn func(k []byte) error) error {
 		return wrongType(key, "object", t.Kind)
 	}
 	for i := 0; i < t.N; i++ {
-		k, err := f.r.Next()
+		k, ok, err := f.r.key()
 		if err != nil {
 			return corruptOrShort(err)
 		}
-		if k.Kind != KindString {
-			return corruptf("codec: %s: object key is a %s", errors.Safe(key), errors.Safe(k.Kind.String()))
+		if !ok {
+			return corruptf("codec: %s: object key is not a string", errors.Safe(key))
 		}
-		if err := fn(k.Str); err != nil {
+		if err := fn(k); err != nil {
 			return err
 		}
 	}

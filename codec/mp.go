@@ -351,6 +351,26 @@ func (r *Reader) Value(depth int) ([]byte, error) {
 	return r.b[start:r.off], nil
 }
 
+// key reads a map key, which must be a string; fixstr, the form nearly
+// every key has, is read without the general switch.
+func (r *Reader) key() ([]byte, bool, error) {
+	if r.off < len(r.b) {
+		if c := r.b[r.off]; c&0xe0 == 0xa0 {
+			n := int(c & 0x1f)
+			if n <= len(r.b)-r.off-1 {
+				s := r.b[r.off+1 : r.off+1+n]
+				r.off += 1 + n
+				return s, true, nil
+			}
+		}
+	}
+	t, err := r.Next()
+	if err != nil {
+		return nil, false, err
+	}
+	return t.Str, t.Kind == KindString, nil
+}
+
 // peek returns the next format byte without consuming it (0 at the end,
 // which is a positive fixint and never a container or boolean).
 func (r *Reader) peek() byte {

@@ -108,18 +108,18 @@ func (r *Reader) validate(depth int) error {
 	}
 	var keys keySet
 	for i := 0; i < t.N; i++ {
-		k, err := r.Next()
+		k, ok, err := r.key()
 		if err != nil {
 			return err
 		}
-		if k.Kind != KindString {
-			return errors.Newf("codec: object key is a %s", errors.Safe(k.Kind.String()))
+		if !ok {
+			return errors.New("codec: object key is not a string")
 		}
-		if !validWTF8(k.Str) {
+		if !validWTF8(k) {
 			return errors.New("codec: key is not UTF-8")
 		}
 		// Compare keys by their string bytes, independent of header width.
-		if !keys.add(r.b, r.off-len(k.Str), r.off) {
+		if !keys.add(r.b, r.off-len(k), r.off) {
 			return errors.New("codec: duplicate object key")
 		}
 		if err := r.validate(depth - 1); err != nil {
