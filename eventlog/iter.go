@@ -150,8 +150,7 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 		return nil, err
 	}
 	defer l.ops.Done()
-	var offs []int
-	var buf []byte
+	var recs [][]byte
 	want := from // the seq being read, also after a panic in bbolt
 	err := l.view(func(tx *bolt.Tx) error {
 		b, _, _, err := published(tx, session)
@@ -162,8 +161,11 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 		if err != nil {
 			return err
 		}
+		// First the values, aliasing the mmap; then one exact copy.
+		vals := make([][]byte, 0, min(chunkRecords, end-from))
+		size := 0
 		c := eb.Cursor()
-		for k, v := c.Seek(seqKey(from)); want < end && len(offs) < chunkRecords && len(buf) < chunkBytes; k, v = c.Next() {
+		for k, v := c.Seek(seqKey(from)); want < end && len(vals) < chunkRecords && size < chunkBytes; k, v = c.Next() {
 			if k == nil {
 				return corruptf("eventlog: session %q: records of seqs %d..%d are missing",
 					errors.Safe(session), errors.Safe(want), errors.Safe(end-1))
@@ -180,9 +182,15 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 				return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
 					errors.Safe(session), errors.Safe(seq))
 			}
-			buf = append(buf, v...)
-			offs = append(offs, len(buf))
+			vals = append(vals, v)
+			size += len(v)
 			want++
+		}
+		buf := make([]byte, 0, size)
+		recs = vals
+		for i, v := range vals {
+			buf = append(buf, v...)
+			recs[i] = buf[len(buf)-len(v) : len(buf) : len(buf)]
 		}
 		return nil
 	})
@@ -191,12 +199,6 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 			return nil, err
 		}
 		return nil, errors.Wrapf(err, "eventlog: read session %q at seq %d", errors.Safe(session), errors.Safe(want))
-	}
-	recs := make([][]byte, len(offs))
-	start := 0
-	for i, end := range offs {
-		recs[i] = buf[start:end:end]
-		start = end
 	}
 	return recs, nil
 }

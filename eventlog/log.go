@@ -71,9 +71,11 @@ const (
 
 // noFreelistSync is passed to bbolt as NoFreelistSync. Writing the
 // freelist costs a page per commit; without it, a read-write Open scans
-// the whole file to rebuild the freelist. BenchmarkFreelistSync measures
-// both (see its doc for the numbers). A variable only so that the
-// benchmark can flip it.
+// the whole file to rebuild the freelist. BenchmarkFreelistSync measured
+// (2026-11-30, this project's VM): a read-write Open of a 100k-event store
+// takes 0.9 ms with the freelist synced and 228 ms without, while group
+// commit throughput differed by less than the disk's noise. So it stays
+// synced. A variable only so that the benchmark can flip it.
 var noFreelistSync = false
 
 // withDefaults returns o with its zero values replaced by the defaults.
