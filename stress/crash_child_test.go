@@ -1,0 +1,230 @@
+package stress
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/loggen"
+	"github.com/sessionlog/sessionlog/loop"
+)
+
+// TestCrashChild is the child process of TestCrash: it drives the loop on
+// the sessions it is given until it is killed, reporting every durable
+// event on stdout. Run directly, it skips.
+func TestCrashChild(t *testing.T) {
+	if os.Getenv(envRole) != "crash" {
+		t.Skip("the child process of TestCrash; runs only when TestCrash starts it")
+	}
+	seed, err := strconv.ParseInt(os.Getenv(envSeed), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := strings.Split(os.Getenv(envIDs), ",")
+	opts := storeOptions()
+	opts.ImportBatch = crashImportBatch
+	if seed%2 == 0 {
+		// Half the children keep too few validator states for their
+		// sessions, so appends keep rebuilding them from the store.
+		opts.ValidatorCache = crashSmallCache
+	}
+	st, err := eventlog.Open(os.Getenv(envStore), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d := &durable{Log: st, w: os.Stdout}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watchStdin(cancel)
+	if err := d.say([]byte("start\n")); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	go func() { // commit stats, so the parent can tell that group commits happened
+		tick := time.NewTicker(crashStatsEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				tx, writes := st.CommitStats()
+				_ = d.say(fmt.Appendf(nil, "commits %d %d\n", tx, writes))
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := drive(ctx, d, newWorkload(id, seed+int64(i), false /* calm */))
+			if err != nil && ctx.Err() == nil {
+				// Say it on stdout too: the parent's kill may win the
+				// race with this exit.
+				_ = d.say(fmt.Appendf(nil, "fatal %s\n", strings.ReplaceAll(fmt.Sprintf("%+v", err), "\n", " | ")))
+				fmt.Fprintf(os.Stderr, "session %s: %+v\n", id, err)
+				os.Exit(3)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+}
+
+// drive runs turns of w over d until ctx is done; after one turn in
+// crashStagedEvery it forks the session at its last turn/end, or imports
+// a generated session, both staged in several transactions. Meanwhile
+// another goroutine injects context and steers at random moments, as a
+// host's plugins do: queued during a turn, a turn of its own between.
+func drive(ctx context.Context, d *durable, w *workload) error {
+	if err := w.open(ctx, d); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go func() {
+		for {
+			pause := time.NewTimer(crashInjectEvery/2 + time.Duration(w.rng.Intn(int(crashInjectEvery))))
+			select {
+			case <-ctx.Done():
+				pause.Stop()
+				return
+			case <-pause.C:
+			}
+			var err error
+			w.quiet.RLock()
+			if w.rng.Intn(4) == 0 {
+				err = w.l.Steer(loop.Text("async steer: "+w.words(3)), loop.User)
+			} else {
+				err = w.l.Inject(ctx, loop.Text("async: "+w.words(6)), loop.Plugin("async"))
+			}
+			w.quiet.RUnlock()
+			if err != nil && ctx.Err() == nil {
+				cancel(errors.Wrapf(err, "session %s: async inject", errors.Safe(w.id)))
+				return
+			}
+		}
+	}()
+	for ctx.Err() == nil {
+		if _, err := w.turn(ctx); err != nil {
+			return err
+		}
+		switch w.rng.Intn(crashStagedEvery) {
+		case 0:
+			child := fmt.Sprintf("%s%s%x", w.id, forkMark, w.rng.Int63())
+			if err := d.fork(ctx, w.id, w.l.Next()-1, child); err != nil {
+				return err
+			}
+		case 1:
+			if err := d.importGenerated(ctx, w.rng.Int63()); err != nil {
+				return err
+			}
+		}
+	}
+	if err := context.Cause(ctx); err != context.Canceled {
+		return err // the injector failed
+	}
+	return nil
+}
+
+// Names of the sessions a crash child forks and imports.
+const (
+	forkMark     = ".fork-" // CHILD = SOURCE + forkMark + hex
+	importPrefix = "imp-"   // ID = importPrefix + the loggen seed, decimal
+)
+
+// fork forks source at its turn/end at seq at into child, then reports
+//
+//	forked CHILD
+func (d *durable) fork(ctx context.Context, source string, at int64, child string) error {
+	h := codec.NewSessionHeader(child, float64(time.Now().UnixMilli()), "/work/"+child, source, at+1)
+	if err := d.Log.Fork(ctx, source, at, h); err != nil {
+		return errors.Wrapf(err, "fork %s at %d", errors.Safe(source), errors.Safe(at))
+	}
+	return d.say(fmt.Appendf(nil, "forked %s\n", child))
+}
+
+// importGenerated imports the session loggen generates from seed, as
+// importPrefix+seed, then reports
+//
+//	imported ID
+func (d *durable) importGenerated(ctx context.Context, seed int64) error {
+	id := importPrefix + strconv.FormatInt(seed, 10)
+	h, src, err := generated(id, seed)
+	if err != nil {
+		return err
+	}
+	if _, err := d.Log.Import(ctx, h, src); err != nil {
+		return errors.Wrapf(err, "import %s", errors.Safe(id))
+	}
+	return d.say(fmt.Appendf(nil, "imported %s\n", id))
+}
+
+// generated returns the session loggen generates from seed, under id: its
+// header and a scanner over its events.
+func generated(id string, seed int64) (codec.SessionHeader, *codec.Scanner, error) {
+	var buf bytes.Buffer
+	err := loggen.Generate(seed, loggen.Options{Events: crashImportEvents}, func(line []byte) error {
+		buf.Write(line)
+		return buf.WriteByte('\n')
+	})
+	if err != nil {
+		return codec.SessionHeader{}, nil, err
+	}
+	sc := codec.NewScanner(&buf, codec.Limits{})
+	orig, err := sc.Header()
+	if err != nil {
+		return codec.SessionHeader{}, nil, err
+	}
+	return codec.NewSessionHeader(id, orig.CreatedAt, orig.Cwd, "", 0), sc, nil
+}
+
+// durable is the store the crash child hands the loop: the real Log, whose
+// Append, once the Log has returned nil (the batch is committed and
+// synced), writes one line per event of the batch to w:
+//
+//	durable SESSION SEQ SHA256(payload)
+//
+// A batch's lines go out in one write, after the append, so every line the
+// parent reads names an event the store acknowledged.
+type durable struct {
+	*eventlog.Log
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (d *durable) Append(ctx context.Context, session string, events []codec.Event) error {
+	if err := d.Log.Append(ctx, session, events); err != nil {
+		return err
+	}
+	var b []byte
+	for i := range events {
+		sum := sha256.Sum256(events[i].Raw)
+		b = fmt.Appendf(b, "durable %s %d %x\n", session, events[i].Seq, sum)
+	}
+	return d.say(b)
+}
+
+// say writes b in one write.
+func (d *durable) say(b []byte) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, err := d.w.Write(b)
+	return errors.Wrap(err, "stress: report to the parent")
+}
+
+var _ loop.Store = (*durable)(nil)
