@@ -200,6 +200,12 @@ func TestUsage(t *testing.T) {
 			if tt.code == exitUsage && !strings.HasPrefix(stderr.String(), "logbench: ") {
 				t.Errorf("logbench %q stderr = %q, want a logbench: error", tt.args, stderr.String())
 			}
+			if tt.code == exitUsage && stdout.Len() > 0 {
+				t.Errorf("logbench %q wrote %q on stdout, want nothing", tt.args, stdout.String())
+			}
+			if n := strings.Count(stdout.String(), "Usage:"); tt.code == exitOK && n != 1 {
+				t.Errorf("logbench %q printed its usage %d times, want once", tt.args, n)
+			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
 				t.Errorf("logbench %q wrote %s", tt.args, out)
 			}

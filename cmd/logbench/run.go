@@ -66,19 +66,16 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.BoolVar(&c.quick, "quick", false, "small sizes and short rounds: a smoke test, not a measurement")
 	fs.IntVar(&c.rounds, "rounds", 0, "rounds each figure is the median of (default 5, 2 with -quick)")
 	fs.DurationVar(&c.roundTime, "round-time", 0, "length of one durable round of one side (default 2s, 100ms with -quick)")
-	fs.Usage = func() {
-		fmt.Fprintf(stdout, "Usage: logbench [flags]\n\n"+
-			"Measures sessionlog against its baselines (durable appends against JSONL+fsync,\n"+
-			"verify against the naive rebuild, the codec against encoding/json, bytes on disk,\n"+
-			"replay memory) and writes the tables to BENCHMARKS.md. Run it from the\n"+
-			"repository root on an otherwise idle machine.\n\nFlags:\n")
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
+	fs.Usage = func() {} // Parse calls it on every error; help is printed below
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
+			fmt.Fprintf(stdout, "Usage: logbench [flags]\n\n"+
+				"Measures sessionlog against its baselines (durable appends against JSONL+fsync,\n"+
+				"verify against the naive rebuild, the codec against encoding/json, bytes on disk,\n"+
+				"replay memory) and writes the tables to BENCHMARKS.md. Run it from the\n"+
+				"repository root on an otherwise idle machine.\n\nFlags:\n")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return c, err
 		}
 		return c, usagef("%s", errors.Safe(err.Error()))
