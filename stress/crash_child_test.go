@@ -87,9 +87,15 @@ func TestCrashChild(t *testing.T) {
 
 // drive runs turns of w over d until ctx is done; after one turn in
 // crashStagedEvery it forks the session at its last turn/end, or imports
-// a generated session, both staged in several transactions. Meanwhile
-// another goroutine injects context and steers at random moments, as a
-// host's plugins do: queued during a turn, a turn of its own between.
+// a generated session, both staged in several transactions, and after one
+// in crashRestartEvery it disposes of the loop instance and opens a new
+// one (a restart within the process). Meanwhile another goroutine injects
+// context and steers at random moments, as a host's plugins do (queued
+// during a turn, a turn of its own between). It does not dispose of the
+// instance mid-turn, nor cancel at random moments: a turn cancelled at
+// the wrong moment fails Send or is logged as an invariant error
+// (TestCancelAtEveryCommit), so turns are only cancelled from the provider
+// and the tools until the loop is fixed.
 func drive(ctx context.Context, d *durable, w *workload) error {
 	if err := w.open(ctx, d); err != nil {
 		return err
@@ -107,26 +113,43 @@ func drive(ctx context.Context, d *durable, w *workload) error {
 			}
 			var err error
 			w.quiet.RLock()
-			if w.rng.Intn(4) == 0 {
-				err = w.l.Steer(loop.Text("async steer: "+w.words(3)), loop.User)
-			} else {
-				err = w.l.Inject(ctx, loop.Text("async: "+w.words(6)), loop.Plugin("async"))
+			switch w.rng.Intn(4) {
+			case 0:
+				err = w.loop().Steer(loop.Text("async steer: "+w.words(3)), loop.User)
+			default:
+				err = w.loop().Inject(ctx, loop.Text("async: "+w.words(6)), loop.Plugin("async"))
 			}
 			w.quiet.RUnlock()
-			if err != nil && ctx.Err() == nil {
+			if err != nil && !errors.Is(err, loop.ErrDisposed) && ctx.Err() == nil {
 				cancel(errors.Wrapf(err, "session %s: async inject", errors.Safe(w.id)))
 				return
 			}
 		}
 	}()
 	for ctx.Err() == nil {
-		if _, err := w.turn(ctx); err != nil {
+		out, err := w.turn(ctx)
+		disposed := errors.Is(err, loop.ErrDisposed) || (err == nil && out.Reason == "disposed")
+		if err != nil && !disposed {
 			return err
+		}
+		if disposed || w.rng.Intn(crashRestartEvery) == 0 {
+			w.loop().Dispose()
+			if err := w.open(ctx, d); err != nil {
+				return err
+			}
+			continue
 		}
 		switch w.rng.Intn(crashStagedEvery) {
 		case 0:
+			// The store's head, not the loop's: the injector may be
+			// appending. Its batches are whole turns, so the last event
+			// is a turn/end.
+			head, err := d.Head(ctx, w.id)
+			if err != nil {
+				return err
+			}
 			child := fmt.Sprintf("%s%s%x", w.id, forkMark, w.rng.Int63())
-			if err := d.fork(ctx, w.id, w.l.Next()-1, child); err != nil {
+			if err := d.fork(ctx, w.id, head.Next-1, child); err != nil {
 				return err
 			}
 		case 1:

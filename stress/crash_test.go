@@ -35,6 +35,9 @@ const (
 	crashSmallCache   = 2
 	// crashInjectEvery is the mean pause between asynchronous injections.
 	crashInjectEvery = 40 * time.Millisecond
+	// A child restarts its loop instance after one turn in
+	// crashRestartEvery.
+	crashRestartEvery = 12
 	// One crashed turn in crashLeaveOpen is left for the next child's
 	// loop.Open to close, rather than closed by the parent.
 	crashLeaveOpen = 4

@@ -82,12 +82,22 @@
 //
 // # Findings
 //
-// TestInjectQueuedInCancelledTurn pins a loop bug the crash rounds' injector
-// found: context injected while a turn runs is queued and Inject returns
-// nil, but when that turn is then cancelled, Send fails with the context's
-// error and the queued context never reaches the log. Until it is fixed,
-// the crash workload keeps asynchronous injections out of the turns it may
-// cancel.
+// cancel_test.go pins loop bugs these rounds found; the crash workload keeps
+// clear of them until they are fixed (its asynchronous injector stays out
+// of the turns that may be cancelled, and turns are cancelled only from the
+// provider and the tools, never at a random moment).
+//
+//   - TestInjectQueuedInCancelledTurn: context injected while a turn runs
+//     is queued and Inject returns nil, but when that turn is cancelled,
+//     Send fails with the context's error and the queued context never
+//     reaches the log.
+//   - TestCancelAtEveryCommit: a turn cancelled right after the loop
+//     commits [step/start, header] ends as turn/end error INVARIANT (the
+//     invariant's read-back fails on the cancelled context and is reported
+//     as a mismatch); cancelled right after a tool/result, or after a
+//     step/end with steering queued, Send fails with the context's error,
+//     the turn is left open in the log, and the queued steering or context
+//     is lost.
 //
 // TestStoreLock holds a store in a child process: Open (read-write or
 // read-only) with a short LockTimeout fails with eventlog.ErrLocked, and

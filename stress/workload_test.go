@@ -45,7 +45,9 @@ type workload struct {
 	host *host
 	prov *provider
 	gate *compact.Gate
-	l    *loop.Loop
+	// mu guards l, the current loop instance (open replaces it).
+	mu sync.Mutex
+	l  *loop.Loop
 	// quiet is held (read) by asynchronous injectors around each call and
 	// (write) by a turn that may be cancelled: a turn cancelled with
 	// context queued loses it (TestInjectQueuedInCancelledTurn), so the
@@ -101,8 +103,17 @@ func (w *workload) open(ctx context.Context, store loop.Store) error {
 	if err != nil {
 		return errors.Wrapf(err, "open session %s", errors.Safe(w.id))
 	}
+	w.mu.Lock()
 	w.l = l
+	w.mu.Unlock()
 	return nil
+}
+
+// loop returns the current loop instance.
+func (w *workload) loop() *loop.Loop {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.l
 }
 
 // turn runs one turn (after an idle injection, sometimes, which is a turn
@@ -110,14 +121,14 @@ func (w *workload) open(ctx context.Context, store loop.Store) error {
 func (w *workload) turn(ctx context.Context) (loop.Outcome, error) {
 	if w.calm {
 		w.prov.p.SetReplies([][]byte{[]byte(`[{"type":"text","text":` + w.quoted(20) + `}]`)})
-		out, err := w.l.Send(ctx, loop.Text(w.words(20)), loop.User)
+		out, err := w.loop().Send(ctx, loop.Text(w.words(20)), loop.User)
 		return out, errors.Wrapf(err, "session %s: send", errors.Safe(w.id))
 	}
 	if w.rng.Intn(6) == 0 {
 		w.host.setSystem("You are a careful assistant.\n" + w.words(5) + "\nSession " + w.id + ".")
 	}
 	if w.rng.Intn(5) == 0 {
-		if err := w.l.Inject(ctx, loop.Text("idle: "+w.words(8)), loop.Plugin("watch")); err != nil {
+		if err := w.loop().Inject(ctx, loop.Text("idle: "+w.words(8)), loop.Plugin("watch")); err != nil {
 			return loop.Outcome{}, errors.Wrapf(err, "session %s: inject", errors.Safe(w.id))
 		}
 	}
@@ -143,7 +154,7 @@ func (w *workload) turn(ctx context.Context) (loop.Outcome, error) {
 	} else {
 		w.prov.setCancel(nil)
 	}
-	out, err := w.l.Send(ctx, loop.Text(w.words(40)), loop.User)
+	out, err := w.loop().Send(ctx, loop.Text(w.words(40)), loop.User)
 	return out, errors.Wrapf(err, "session %s: send", errors.Safe(w.id))
 }
 
@@ -243,11 +254,11 @@ func (p *provider) Stream(ctx context.Context, req *loop.Request) (loop.Stream, 
 		if cancellable {
 			break // see workload.quiet
 		}
-		if err := w.l.Inject(ctx, loop.Text("during dispatch: "+w.words(5)), loop.Plugin("watch")); err != nil {
+		if err := w.loop().Inject(ctx, loop.Text("during dispatch: "+w.words(5)), loop.Plugin("watch")); err != nil {
 			return nil, err
 		}
 	case 2:
-		if err := w.l.Steer(loop.Text("steer: "+w.words(3)), loop.User); err != nil {
+		if err := w.loop().Steer(loop.Text("steer: "+w.words(3)), loop.User); err != nil {
 			return nil, err
 		}
 	case 3:
