@@ -22,6 +22,16 @@
 // read. A damaged head record loses nothing by itself (the events carry
 // everything), but then the number of events the session had is not known.
 //
+// # Reading a damaged store
+//
+// Copy reads through a Source. eventlog.Log is one, but it gives up more
+// than the damage costs: its Open reads every session's bucket, so one
+// damaged page of one session makes the whole store unopenable, and its
+// Records reads a chunk of records whole or not at all. File reads the
+// same frozen layout directly with bbolt, one session and one record at a
+// time, and Fallback combines the two: eventlog's reader first, File
+// where it fails. Open opens a store that way, as logtool salvage does.
+//
 // # Damage that crashes bbolt
 //
 // bbolt trusts its data pages: a damaged one can make it panic, or fault

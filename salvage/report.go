@@ -2,7 +2,9 @@ package salvage
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Cause says why a session was not copied whole.
@@ -137,21 +139,24 @@ func (s *Session) LostEvents() (int64, bool) {
 // Messages name positions and classes, never content.
 func (s *Session) String() string {
 	var b strings.Builder
+	id := quoteID(s.ID)
 	switch {
 	case s.Lost:
-		fmt.Fprintf(&b, "%s lost: nothing copied", s.ID)
+		fmt.Fprintf(&b, "%s lost: nothing copied", id)
 		if s.End >= 0 {
-			fmt.Fprintf(&b, " (%d events)", s.End)
+			fmt.Fprintf(&b, " (%d %s)", s.End, plural(s.End, "event", "events"))
 		}
 	case s.Whole():
-		fmt.Fprintf(&b, "%s ok: copied %d events", s.ID, s.Copied)
+		fmt.Fprintf(&b, "%s ok: copied %d %s", id, s.Copied, plural(s.Copied, "event", "events"))
 		return b.String()
 	default:
-		fmt.Fprintf(&b, "%s damaged: copied %d", s.ID, s.Copied)
+		n := s.Copied
+		fmt.Fprintf(&b, "%s damaged: copied %d", id, s.Copied)
 		if s.End >= 0 {
 			fmt.Fprintf(&b, " of %d", s.End)
+			n = s.End
 		}
-		fmt.Fprintf(&b, " events")
+		fmt.Fprintf(&b, " %s", plural(n, "event", "events"))
 		switch {
 		case s.End > s.Copied:
 			fmt.Fprintf(&b, ", lost seqs [%d,%d)", s.Copied, s.End)
@@ -175,6 +180,21 @@ func (s *Session) String() string {
 		fmt.Fprintf(&b, "; head record unreadable, so the event count is a lower bound: %v", s.HeadErr)
 	}
 	return b.String()
+}
+
+// quoteID returns id as it is when it is printable and has no space, else
+// quoted, so that a report line stays one line whatever a (damaged) id
+// holds.
+func quoteID(id string) string {
+	for _, r := range id {
+		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == '"' {
+			return strconv.Quote(id)
+		}
+	}
+	if id == "" {
+		return `""`
+	}
+	return id
 }
 
 // Report is what Copy or Into did, one Session per session of the source

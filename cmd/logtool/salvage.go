@@ -5,8 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/salvage"
 	"github.com/spf13/cobra"
 )
@@ -31,6 +35,9 @@ A session is a sequence that means nothing past a hole, so each session is
 copied as the longest prefix of its events whose records pass their frame
 and CRC check, decode, sit under their own seq with none missing, and obey
 the rules of the log. A session whose header record is damaged is lost whole.
+Where the store's own reader fails on a damaged page, salvage reads the
+bbolt file again session by session, so damage costs only what it hits;
+warnings on stderr say when it had to.
 
 The report on stdout has one line per session: "ID ok", "ID damaged" with
 the seqs lost as a range [first,end) and why (crc, frame, decode, gap, key,
@@ -39,7 +46,7 @@ exit status is 1 when anything was lost or found wrong, 0 when every session
 was copied whole.`,
 		Args: maxArgs(0),
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
-			return runSalvage(cmd.Context(), opts, stdout)
+			return runSalvage(cmd.Context(), opts, stdout, stderr)
 		}),
 	}
 	cmd.Flags().StringVarP(&opts.out, "output", "o", "", "the new store `NEW` to create (it must not exist)")
@@ -47,20 +54,34 @@ was copied whole.`,
 }
 
 // runSalvage copies the store at --db into a new store.
-func runSalvage(ctx context.Context, opts salvageOptions, stdout io.Writer) (err error) {
+func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writer) (err error) {
 	if opts.out == "" {
 		return usagef("salvage: missing -o NEW, the new store to create")
 	}
-	st, err := opts.g.open(openRead)
-	if err != nil {
+	path := opts.g.db
+	if fi, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return noStore(path)
+	} else if err == nil && fi.IsDir() {
+		return errors.WithHint(errors.Newf("store %s is a directory", errors.Safe(path)), "--db names the store file itself")
+	}
+	wait := opts.g.lockTimeout
+	if wait == 0 {
+		wait = time.Nanosecond // one attempt; salvage reads 0 as its default
+	}
+	st, err := salvage.Open(path, &salvage.FileOptions{LockTimeout: wait})
+	switch {
+	case errors.Is(err, eventlog.ErrNotFound):
+		return errors.Mark(err, ErrNoStore)
+	case errors.Is(err, eventlog.ErrLocked):
+		return errors.WithHintf(err, "--lock-timeout (now %s) sets how long to wait", errors.Safe(opts.g.lockTimeout))
+	case err != nil:
 		return err
 	}
-	defer closeStore(st, &err)
-	src, ok := st.(salvage.Source)
-	if !ok {
-		return errors.AssertionFailedf("logtool: the store cannot be salvaged")
+	defer func() { err = errors.CombineErrors(err, st.Close()) }()
+	for _, w := range st.Warnings {
+		fmt.Fprintf(stderr, "logtool: warning: %v\n", w)
 	}
-	rep, err := salvage.Into(ctx, src, opts.out, nil)
+	rep, err := salvage.Into(ctx, st, opts.out, nil)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/cockroachdb/errors"
+	bolt "go.etcd.io/bbolt"
 )
 
 // TestSalvage runs testdata/salvage with the directives of TestCLI, and:
@@ -14,6 +16,8 @@ import (
 //	flip PATH NEEDLE     flip one bit in the middle of every occurrence of
 //	                     NEEDLE in the file, as damage on disk would; prints
 //	                     the number of occurrences
+//	break-page PATH ID   damage the page id in the header of the root page
+//	                     of session ID's bucket: bbolt panics reading it
 //
 // Every logtool salvage run is checked to leave the store it reads (--db,
 // else $DB) byte-identical.
@@ -24,6 +28,8 @@ func TestSalvage(t *testing.T) {
 		switch td.Cmd {
 		case "flip":
 			return flipDirective(t, td, s.expand(td.CmdArgs[0].String()), td.CmdArgs[1].String())
+		case "break-page":
+			return breakPageDirective(t, td, s.expand(td.CmdArgs[0].String()), td.CmdArgs[1].String())
 		case "logtool":
 			db, salvaging := s.db, false
 			for i, a := range td.CmdArgs {
@@ -69,4 +75,38 @@ func flipDirective(t *testing.T, td *datadriven.TestData, path, needle string) s
 		t.Fatalf("%s: flip: %v", td.Pos, err)
 	}
 	return fmt.Sprintf("flipped %d %s\n", n, plural(n, "occurrence", "occurrences"))
+}
+
+// breakPageDirective damages the page id in the header of the root page of
+// session id's bucket.
+func breakPageDirective(t *testing.T, td *datadriven.TestData, path, id string) string {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("%s: break-page: %v", td.Pos, err)
+	}
+	var root int64
+	err = db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("sessions")).Bucket([]byte(id))
+		if b == nil {
+			return errors.Newf("no session %s", id)
+		}
+		root = int64(b.Root())
+		return nil
+	})
+	ps := int64(db.Info().PageSize)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || root == 0 {
+		t.Fatalf("%s: break-page: root %d: %v", td.Pos, root, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%s: break-page: %v", td.Pos, err)
+	}
+	b[root*ps+2] ^= 0x5a
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatalf("%s: break-page: %v", td.Pos, err)
+	}
+	return "broke the root page of session " + id + "\n"
 }

@@ -1,0 +1,170 @@
+package salvage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// Fallback returns a Source that reads through primary and, where a read
+// of primary fails, through secondary instead: the session list, a
+// header or head record, and the records of a session from where primary
+// stopped delivering them. Both must read the same store; the usual pair
+// is an *eventlog.Log and a File on its path (eventlog.Log reads a chunk
+// of records whole or not at all, and lists sessions only when every
+// session's bucket reads, so damage costs more through it alone).
+func Fallback(primary, secondary Source) Source {
+	return &fallback{a: primary, b: secondary}
+}
+
+type fallback struct{ a, b Source }
+
+// retry runs fn on the primary, then, when it failed for another reason
+// than ctx, on the secondary, under protect; the primary's error is kept
+// when both fail.
+func (f *fallback) retry(ctx context.Context, what string, fn func(s Source) error) error {
+	err := protect(what, func() error { return fn(f.a) })
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if err2 := protect(what, func() error { return fn(f.b) }); err2 != nil {
+		return err
+	}
+	return nil
+}
+
+func (f *fallback) SessionIDs(ctx context.Context) ([]string, error) {
+	ids, err := f.a.SessionIDs(ctx)
+	if err == nil || ctx.Err() != nil {
+		return ids, err
+	}
+	ids2, err2 := f.b.SessionIDs(ctx)
+	if err2 == nil || len(ids2) > len(ids) {
+		return ids2, err2
+	}
+	return ids, err
+}
+
+func (f *fallback) Head(ctx context.Context, id string) (eventlog.Head, error) {
+	var h eventlog.Head
+	err := f.retry(ctx, fmt.Sprintf("session %q: head record", id), func(s Source) error {
+		var err error
+		h, err = s.Head(ctx, id)
+		return err
+	})
+	return h, err
+}
+
+func (f *fallback) HeaderRecord(ctx context.Context, id string) ([]byte, error) {
+	var rec []byte
+	err := f.retry(ctx, fmt.Sprintf("session %q: header record", id), func(s Source) error {
+		var err error
+		rec, err = s.HeaderRecord(ctx, id)
+		return err
+	})
+	return rec, err
+}
+
+// fnError carries an error of the caller's fn through a Records walk, so
+// that it is told apart from a failure of the source.
+type fnError struct{ err error }
+
+func (e *fnError) Error() string { return e.err.Error() }
+
+// Records walks the primary; when it fails, the secondary goes on from the
+// key after the last record delivered. An error of fn stops both and is
+// returned as is.
+func (f *fallback) Records(ctx context.Context, id string, from int64, fn func(seq int64, rec []byte) error) error {
+	next := from
+	wrapped := func(seq int64, rec []byte) error {
+		if err := fn(seq, rec); err != nil {
+			return &fnError{err}
+		}
+		next = seq + 1
+		return nil
+	}
+	var fe *fnError
+	err := protect(fmt.Sprintf("session %q: records from seq %d", id, from), func() error {
+		return f.a.Records(ctx, id, from, wrapped)
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &fe):
+		return fe.err
+	case ctx.Err() != nil:
+		return err
+	}
+	err2 := protect(fmt.Sprintf("session %q: records from seq %d", id, next), func() error {
+		return f.b.Records(ctx, id, next, wrapped)
+	})
+	switch {
+	case err2 == nil:
+		return nil
+	case errors.As(err2, &fe):
+		return fe.err
+	}
+	return err2 // where the walk really stopped
+}
+
+// Store is a damaged store opened for Copy and Into by Open.
+type Store struct {
+	// Source reads the store: eventlog's reader with a File as its
+	// Fallback, or the File alone when eventlog.Open refused the store.
+	Source
+	// Warnings say what Open had to work around: eventlog.Open's refusal,
+	// a damaged format record.
+	Warnings []error
+	log      *eventlog.Log
+	file     *File
+}
+
+// Open opens the store at path read-only for salvage, as the logtool
+// salvage command does: with eventlog.Open, falling back to a File on the
+// same path where eventlog's reads fail; when eventlog.Open refuses the
+// store as damaged (ErrCorrupt), with the File alone. Errors are
+// eventlog.Open's: ErrNotFound for a missing store, ErrLocked, and
+// ErrCorrupt or ErrUnsupported when neither can open it.
+func Open(path string, opts *FileOptions) (*Store, error) {
+	var o FileOptions
+	if opts != nil {
+		o = *opts
+	}
+	log, lerr := eventlog.Open(path, &eventlog.Options{ReadOnly: true, LockTimeout: o.LockTimeout})
+	if lerr != nil && !errors.Is(lerr, eventlog.ErrCorrupt) {
+		return nil, lerr
+	}
+	file, ferr := OpenFile(path, &o)
+	s := &Store{log: log, file: file}
+	switch {
+	case lerr == nil && ferr == nil:
+		s.Source = Fallback(log, file)
+	case lerr == nil:
+		s.Source = log
+		s.Warnings = append(s.Warnings, errors.Wrap(ferr, "salvage: no second reader"))
+	case ferr == nil:
+		s.Source = file
+		s.Warnings = append(s.Warnings, errors.Wrap(lerr, "salvage: the store does not open as a whole; reading it session by session"))
+	default:
+		return nil, lerr
+	}
+	if file != nil && file.FormatErr() != nil {
+		s.Warnings = append(s.Warnings, file.FormatErr())
+	}
+	return s, nil
+}
+
+// Close closes what Open opened.
+func (s *Store) Close() error {
+	var err error
+	if s.log != nil {
+		err = s.log.Close()
+	}
+	if s.file != nil {
+		err = errors.CombineErrors(err, s.file.Close())
+	}
+	return err
+}

@@ -1,0 +1,389 @@
+package salvage
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/vmihailenco/msgpack/v5"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// File is a store file opened directly with bbolt, read-only, as a Source
+// for a store that eventlog.Open refuses: Open reads every session's
+// bucket to find unpublished ones, so one damaged page of one session
+// makes the whole store unopenable. File reads the layout that package
+// eventlog documents as frozen (FormatVersion 1: the sessions bucket, one
+// bucket per session with its header and head records and its events
+// bucket, 8-byte big-endian seq keys, records framed by codec.EncodeRecord)
+// one session at a time, so that damage stays with the session it is in.
+//
+// Caveats: a session bucket without a head record is listed (a damaged
+// head looks the same as an import that never finished); its Head fails,
+// and Copy copies it as a session whose head is damaged.
+type File struct {
+	db   *bolt.DB
+	path string
+	// format is the store's format version; formatErr why it could not be
+	// read.
+	format    int64
+	formatErr error
+}
+
+var _ Source = (*File)(nil)
+
+// FileOptions configures OpenFile. The zero value (or nil) means the
+// defaults.
+type FileOptions struct {
+	// LockTimeout bounds the wait for a store another process holds for
+	// writing; then OpenFile fails with eventlog.ErrLocked. 0 means 1 s.
+	LockTimeout time.Duration
+}
+
+// The layout of eventlog's store (its package doc): frozen.
+var (
+	rawSessions = []byte("sessions")
+	rawEvents   = []byte("events")
+	rawMeta     = []byte("meta")
+	rawFormat   = []byte("format")
+	rawHeader   = []byte("header")
+	rawHead     = []byte("head")
+)
+
+// OpenFile opens the store file at path read-only, directly with bbolt. A
+// missing file is eventlog.ErrNotFound; a file bbolt cannot open (both meta
+// pages damaged, not a bbolt file) is eventlog.ErrCorrupt; a store whose
+// format record says a newer format is eventlog.ErrUnsupported. A damaged
+// format record is not an error: FormatErr reports it, and the records,
+// which carry their own version byte and CRC, are read as format 1.
+func OpenFile(path string, opts *FileOptions) (*File, error) {
+	var o FileOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.LockTimeout == 0 {
+		o.LockTimeout = eventlog.DefaultLockTimeout
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, errors.Mark(errors.Newf("salvage: no store at %s", errors.Safe(path)), eventlog.ErrNotFound)
+	case err != nil:
+		return nil, errors.Wrapf(err, "salvage: open %s", errors.Safe(path))
+	}
+	db, err := openRaw(path, o, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{db: db, path: path}
+	// A truncated file: map the size its last transaction needs, so that a
+	// missing page faults (and is reported) instead of being read past the
+	// end of the map.
+	var need int64
+	if err := protect("store size", func() error {
+		return db.View(func(tx *bolt.Tx) error { need = tx.Size(); return nil })
+	}); err != nil {
+		return nil, errors.CombineErrors(errors.Mark(err, eventlog.ErrCorrupt), db.Close())
+	}
+	if need > fi.Size() && need <= 1<<40 {
+		if err := db.Close(); err != nil {
+			return nil, errors.Wrapf(err, "salvage: open %s", errors.Safe(path))
+		}
+		if f.db, err = openRaw(path, o, int(need)); err != nil {
+			return nil, err
+		}
+	}
+	if err := f.readFormat(); err != nil {
+		return nil, errors.CombineErrors(err, f.db.Close())
+	}
+	return f, nil
+}
+
+// openRaw opens the bbolt file read-only under protect.
+func openRaw(path string, o FileOptions, mmapSize int) (*bolt.DB, error) {
+	var db *bolt.DB
+	err := protect("open", func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: o.LockTimeout, InitialMmapSize: mmapSize})
+		return err
+	})
+	switch {
+	case err == nil:
+		return db, nil
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, errors.Mark(errors.Newf("salvage: store %s is locked by another process (waited %s)",
+			errors.Safe(path), errors.Safe(o.LockTimeout)), eventlog.ErrLocked)
+	}
+	return nil, errors.Mark(errors.Wrapf(err, "salvage: %s is not a session store or is damaged beyond bbolt's meta pages",
+		errors.Safe(path)), eventlog.ErrCorrupt)
+}
+
+// readFormat reads meta/format: a newer format is refused; an unreadable
+// one is remembered.
+func (f *File) readFormat() error {
+	var rec []byte
+	err := protect("meta/format", func() error {
+		return f.db.View(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(rawMeta)
+			if meta == nil {
+				return damagedf("salvage: the store has no %q bucket", errors.Safe(string(rawMeta)))
+			}
+			rec = bytes.Clone(meta.Get(rawFormat))
+			if rec == nil {
+				return damagedf("salvage: meta/format is missing")
+			}
+			return nil
+		})
+	})
+	if err == nil {
+		var m struct {
+			Format int64 `msgpack:"f"`
+		}
+		if err = decodeEngine(rec, &m, false); err == nil {
+			f.format = m.Format
+		}
+	}
+	switch {
+	case err != nil:
+		f.formatErr = errors.Wrapf(err, "salvage: %s: the format record is unreadable; reading it as format %d",
+			errors.Safe(f.path), errors.Safe(eventlog.FormatVersion))
+	case f.format > eventlog.FormatVersion:
+		return errors.Mark(errors.Newf("salvage: store format %d is newer than this program's %d",
+			errors.Safe(f.format), errors.Safe(eventlog.FormatVersion)), eventlog.ErrUnsupported)
+	}
+	return nil
+}
+
+// FormatErr is why the store's format record could not be read (nil when
+// it was).
+func (f *File) FormatErr() error { return f.formatErr }
+
+// Close closes the file.
+func (f *File) Close() error {
+	return errors.Wrapf(f.db.Close(), "salvage: close %s", errors.Safe(f.path))
+}
+
+// view runs fn in a read transaction under protect.
+func (f *File) view(what string, fn func(tx *bolt.Tx) error) error {
+	return protect(what, func() error { return f.db.View(fn) })
+}
+
+// SessionIDs lists the keys of the sessions bucket that are buckets, in
+// key order, without reading the session buckets. When the walk breaks on
+// damage, the ids listed before it are returned with the error.
+func (f *File) SessionIDs(ctx context.Context) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var ids []string
+	err := f.view("list sessions", func(tx *bolt.Tx) error {
+		ss := tx.Bucket(rawSessions)
+		if ss == nil {
+			return damagedf("salvage: the store has no %q bucket", errors.Safe(string(rawSessions)))
+		}
+		c := ss.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if v == nil {
+				ids = append(ids, string(k))
+			}
+		}
+		return nil
+	})
+	return ids, errors.Wrap(err, "salvage: list sessions")
+}
+
+// session returns the bucket of session id.
+func session(tx *bolt.Tx, id string) (*bolt.Bucket, error) {
+	ss := tx.Bucket(rawSessions)
+	if ss == nil {
+		return nil, damagedf("salvage: the store has no %q bucket", errors.Safe(string(rawSessions)))
+	}
+	b := ss.Bucket([]byte(id))
+	if b == nil {
+		return nil, errors.Mark(errors.Newf("salvage: no session %q", errors.Safe(id)), eventlog.ErrNotFound)
+	}
+	return b, nil
+}
+
+// value copies a stored value out of the transaction, refusing a length
+// no record can have (a damaged page can claim up to 4 GiB).
+func value(v []byte, what string) ([]byte, error) {
+	if len(v) > codec.MaxRecord {
+		return nil, damagedf("salvage: %s of %d bytes is longer than any record", errors.Safe(what), errors.Safe(len(v)))
+	}
+	return bytes.Clone(v), nil
+}
+
+// HeaderRecord returns a copy of the session's stored header record.
+func (f *File) HeaderRecord(ctx context.Context, id string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var rec []byte
+	err := f.view(fmt.Sprintf("session %q: header record", id), func(tx *bolt.Tx) error {
+		b, err := session(tx, id)
+		if err != nil {
+			return err
+		}
+		v := b.Get(rawHeader)
+		if v == nil {
+			return damagedf("salvage: session %q has no header record", errors.Safe(id))
+		}
+		rec, err = value(v, "header record")
+		return err
+	})
+	return rec, err
+}
+
+// headRecord is eventlog's head record (its package doc: frozen tags).
+type headRecord struct {
+	Next     int64   `msgpack:"n"`
+	Turns    int64   `msgpack:"t"`
+	LastTime float64 `msgpack:"l"`
+	Chain    []byte  `msgpack:"c"`
+	Stored   int64   `msgpack:"b"`
+}
+
+// Head returns the session's head, decoded. A session without a head
+// record (never published, or its head key is damaged) is an error.
+func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
+	if err := ctx.Err(); err != nil {
+		return eventlog.Head{}, err
+	}
+	var headRec, headerRec []byte
+	err := f.view(fmt.Sprintf("session %q: head record", id), func(tx *bolt.Tx) error {
+		b, err := session(tx, id)
+		if err != nil {
+			return err
+		}
+		v := b.Get(rawHead)
+		if v == nil {
+			return damagedf("salvage: session %q has no head record: it was never published, or its head is damaged", errors.Safe(id))
+		}
+		if headRec, err = value(v, "head record"); err != nil {
+			return err
+		}
+		headerRec, err = value(b.Get(rawHeader), "header record")
+		return err
+	})
+	if err != nil {
+		return eventlog.Head{}, err
+	}
+	hdr, err := decodeHeader(id, headerRec)
+	if err != nil {
+		return eventlog.Head{}, err
+	}
+	var h headRecord
+	if err := decodeEngine(headRec, &h, true); err != nil {
+		return eventlog.Head{}, errors.Wrapf(err, "salvage: session %q: head record", errors.Safe(id))
+	}
+	if len(h.Chain) != 32 || h.Next < 0 || h.Turns < 0 || h.Turns > h.Next || h.Stored < 0 ||
+		math.IsNaN(h.LastTime) || math.IsInf(h.LastTime, 0) {
+		return eventlog.Head{}, damagedf("salvage: session %q: head record values out of range", errors.Safe(id))
+	}
+	out := eventlog.Head{Header: hdr, Next: h.Next, Turns: h.Turns, LastTime: h.LastTime, StoredBytes: h.Stored}
+	copy(out.Chain[:], h.Chain)
+	return out, nil
+}
+
+// Records calls fn with every record of the session's events bucket from
+// key seq from on, in key order (from 0: every key), reading in chunks,
+// one transaction each; fn runs outside the transaction. A key that is
+// not 8 bytes, or a value that is a bucket or longer than any record,
+// stops the walk with an error.
+func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq int64, rec []byte) error) error {
+	if from < 0 {
+		return errors.Mark(errors.Newf("salvage: records of session %q from seq %d", errors.Safe(id), errors.Safe(from)), eventlog.ErrInvalid)
+	}
+	next := from
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var recs []record
+		size, more := 0, false
+		err := f.view(fmt.Sprintf("session %q: records from seq %d", id, next), func(tx *bolt.Tx) error {
+			b, err := session(tx, id)
+			if err != nil {
+				return err
+			}
+			eb := b.Bucket(rawEvents)
+			if eb == nil {
+				return damagedf("salvage: session %q has no events bucket", errors.Safe(id))
+			}
+			c := eb.Cursor()
+			k, v := c.Seek(binary.BigEndian.AppendUint64(nil, uint64(next)))
+			if next == 0 {
+				k, v = c.First()
+			}
+			for ; k != nil; k, v = c.Next() {
+				if len(recs) == chunkRecords || size >= chunkBytes {
+					more = true
+					return nil
+				}
+				if len(k) != 8 || k[0]&0x80 != 0 {
+					return damagedf("salvage: session %q: a malformed event key (%d bytes, %x) after seq %d",
+						errors.Safe(id), errors.Safe(len(k)), errors.Safe(k[:min(len(k), 16)]), errors.Safe(next-1))
+				}
+				seq := int64(binary.BigEndian.Uint64(k))
+				if v == nil {
+					return damagedf("salvage: session %q seq %d: the key holds a bucket, not a record", errors.Safe(id), errors.Safe(seq))
+				}
+				rec, err := value(v, fmt.Sprintf("session %q seq %d", id, seq))
+				if err != nil {
+					return err
+				}
+				recs = append(recs, record{seq: seq, b: rec})
+				size += len(rec)
+				next = seq + 1
+			}
+			return nil
+		})
+		for _, r := range recs {
+			if ferr := fn(r.seq, r.b); ferr != nil {
+				return ferr
+			}
+		}
+		if err != nil {
+			return errors.Wrapf(err, "salvage: records of session %q", errors.Safe(id))
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
+// decodeEngine checks the frame of an engine record (CRC32C, version; the
+// layout of codec.EncodeRecord) and decodes its msgpack map into v,
+// strictly when strict (no unknown field), with no trailing bytes.
+func decodeEngine(rec []byte, v interface{}, strict bool) error {
+	if len(rec) < 6 || len(rec) > 1<<16 {
+		return damagedf("salvage: engine record of %d bytes", errors.Safe(len(rec)))
+	}
+	if crcMismatch(rec) {
+		return damagedf("salvage: engine record crc mismatch")
+	}
+	if rec[0] != codec.RecordVersion {
+		return damagedf("salvage: engine record version %d", errors.Safe(rec[0]))
+	}
+	r := bytes.NewReader(rec[1 : len(rec)-4])
+	dec := msgpack.NewDecoder(r)
+	dec.DisallowUnknownFields(strict)
+	if err := dec.Decode(v); err != nil {
+		return errors.Mark(errors.Wrap(err, "salvage: decode engine record"), ErrDamaged)
+	}
+	if r.Len() != 0 {
+		return damagedf("salvage: %d trailing bytes after the engine record", errors.Safe(r.Len()))
+	}
+	return nil
+}
