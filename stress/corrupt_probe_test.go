@@ -79,6 +79,7 @@ type salvageResult struct {
 	List     string            `json:"list,omitempty"`
 	Problems []string          `json:"problems,omitempty"` // the copy does not verify, or differs
 	Lines    []string          `json:"lines"`
+	Warnings []string          `json:"warnings,omitempty"`
 	Copied   map[string]int64  `json:"copied"`
 	Causes   map[string]string `json:"causes"`
 }
@@ -283,13 +284,18 @@ func probeSalvage(ctx context.Context, path, out string, orig *storeState) probe
 		after, err := os.ReadFile(path)
 		sr.Changed = err != nil || !bytes.Equal(before, after)
 	}()
-	l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true, LockTimeout: 5 * time.Second})
+	// As logtool salvage opens it: eventlog's reader, bbolt directly where
+	// that fails.
+	st, err := salvage.Open(path, &salvage.FileOptions{LockTimeout: 5 * time.Second})
 	if err != nil {
 		res.Class, res.Err = classOpenFailed, oneLine(err)
 		return res
 	}
-	rep, err := salvage.Into(ctx, l, out, &salvage.Options{NoSync: true})
-	if cerr := l.Close(); err == nil {
+	for _, w := range st.Warnings {
+		sr.Warnings = append(sr.Warnings, oneLine(w))
+	}
+	rep, err := salvage.Into(ctx, st, out, &salvage.Options{NoSync: true})
+	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {

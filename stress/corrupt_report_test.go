@@ -144,7 +144,23 @@ func report(t *testing.T, outs []outcome) {
 	t.Helper()
 	counts := map[string]int{}
 	byKind := map[byteKind]map[string]int{}
-	var failures []string
+	// Failures are grouped by what and where, so that one cause found by
+	// many flips reads as one line with its recipes.
+	type group struct {
+		what    string
+		recipes []string
+	}
+	var groups []*group
+	byWhat := map[string]*group{}
+	fail := func(what, recipe string) {
+		g := byWhat[what]
+		if g == nil {
+			g = &group{what: what}
+			byWhat[what] = g
+			groups = append(groups, g)
+		}
+		g.recipes = append(g.recipes, recipe)
+	}
 	for _, o := range outs {
 		class := o.res.Class
 		counts[class]++
@@ -152,19 +168,23 @@ func report(t *testing.T, outs []outcome) {
 			byKind[o.region.kind] = map[string]int{}
 		}
 		byKind[o.region.kind][class]++
-		recipe := fmt.Sprintf("byte %d ^= %#02x in %s", o.spec.off, o.spec.mask, o.region)
+		recipe := fmt.Sprintf("byte %d ^= %#02x", o.spec.off, o.spec.mask)
 		switch {
 		case class == classSilent || class == classMissed:
-			failures = append(failures, fmt.Sprintf("%s: %s: %s", class, recipe, o.res.Diff))
+			fail(fmt.Sprintf("%s: in %s: %s", class, o.region, o.res.Diff), recipe)
 		case class == classDetected && o.region.kind == kindEventRecord && !names(o.res.Findings, o.region):
-			failures = append(failures, fmt.Sprintf("unnamed: %s: no finding names session %s seq %d: %v",
-				recipe, o.region.session, o.region.seq, o.res.Findings))
+			fail(fmt.Sprintf("unnamed: in %s: no finding names session %s seq %d: %v",
+				o.region, o.region.session, o.region.seq, o.res.Findings), recipe)
 		}
 		if len(o.res.Unclassified) > 0 {
-			failures = append(failures, fmt.Sprintf("unclassified: %s: %s: %v", recipe, class, o.res.Unclassified))
+			fail(fmt.Sprintf("unclassified: in %s: %s: %v", o.region, class, o.res.Unclassified), recipe)
 		}
-		if o.crash != "" {
+		recipe += " in " + o.region.String()
+		switch {
+		case o.crash != "":
 			t.Logf("refused-crash: %s: %s", recipe, o.crash)
+		case class == classRefused:
+			t.Logf("refused: %s: %s", recipe, o.res.Err)
 		}
 	}
 	var kinds []byteKind
@@ -192,8 +212,13 @@ func report(t *testing.T, outs []outcome) {
 	}
 	t.Log(line)
 	fmt.Println(line)
-	for _, f := range failures {
-		t.Error(f)
+	for _, g := range groups {
+		recipes := g.recipes
+		if len(recipes) > 6 {
+			recipes = append(recipes[:3:3], fmt.Sprintf("… %d more …", len(recipes)-4), recipes[len(recipes)-1])
+		}
+		t.Errorf("%d %s: %s\n  recipes: %s", len(g.recipes), plural(len(g.recipes), "probe", "probes"), g.what,
+			strings.Join(recipes, "; "))
 	}
 }
 
@@ -228,7 +253,7 @@ func checkSalvage(t *testing.T, outs []outcome) {
 			continue
 		}
 		sr := res.Salvage
-		t.Logf("%s:\n  %s", recipe, strings.Join(sr.Lines, "\n  "))
+		t.Logf("%s:\n  %s", recipe, strings.Join(append(sr.Warnings, sr.Lines...), "\n  "))
 		if sr.Changed {
 			t.Errorf("%s: salvage changed the damaged store", recipe)
 		}
@@ -255,4 +280,11 @@ func checkSalvage(t *testing.T, outs []outcome) {
 		len(outs), counts["salvaged"], counts[classOpenFailed], counts[classRefusedCrash])
 	t.Log(line)
 	fmt.Println(line)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

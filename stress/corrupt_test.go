@@ -48,10 +48,13 @@ import (
 //	         -sweep.all
 //	meta     the two meta pages: every byte of both meta records, and a
 //	         sample of the rest of the pages
-//	salvage  package salvage on a few damaged copies: the copy
-//	         never changes them, everything it copies verifies clean in the
-//	         new store and is the original's prefix, and a flip inside an
-//	         event record loses exactly that record and what follows
+//	salvage  package salvage, opened as logtool salvage opens a store,
+//	         on damaged copies: flips in event records, in the structure of
+//	         pages, anywhere, and the sweep's probes that the store refused
+//	         to open. It never changes the damaged copy, everything it
+//	         copies verifies clean in the new store and is the original's
+//	         prefix, and a flip inside an event record loses exactly that
+//	         record and what follows
 //
 // The counts per class are logged, and printed as one line to quote:
 //
@@ -75,6 +78,7 @@ func TestCorrupt(t *testing.T) {
 		}
 	}
 	t.Logf("store: %d bytes, %d pages of %d bytes, sessions %v", st.pm.size, st.pm.size/st.pm.pageSize, st.pm.pageSize, st.ids)
+	var refused []probeSpec // the sweep's probes the store refused to open
 	t.Run("sweep", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(*sweepSeed, 1))
 		var probes []probeSpec
@@ -87,7 +91,11 @@ func TestCorrupt(t *testing.T) {
 			probes = sample(rng, lo, st.pm.size, *sweepProbes)
 		}
 		t.Logf("seed %d (-sweep.seed), %d probes", *sweepSeed, len(probes))
-		runSweep(t, st, "probe", probes)
+		for _, o := range runSweep(t, st, "probe", probes) {
+			if o.res.Class == classRefused || o.res.Class == classRefusedCrash {
+				refused = append(refused, o.spec)
+			}
+		}
 	})
 	t.Run("meta", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(*sweepSeed, 2))
@@ -104,18 +112,27 @@ func TestCorrupt(t *testing.T) {
 	})
 	t.Run("salvage", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(*sweepSeed, 3))
-		var records []region
+		var records, structure []region
 		for _, r := range st.pm.regions {
-			if r.kind == kindEventRecord {
+			switch r.kind {
+			case kindEventRecord:
 				records = append(records, r)
+			case kindPageHeader, kindElements, kindKey, kindBucketValue:
+				structure = append(structure, r)
 			}
 		}
 		var probes []probeSpec
-		for i := 0; i < 20; i++ {
-			r := records[rng.IntN(len(records))]
-			probes = append(probes, probeSpec{off: r.start + rng.IntN(r.end-r.start), mask: 1 + rng.IntN(255)})
+		for _, rs := range []struct {
+			regions []region
+			n       int
+		}{{records, 20}, {structure, 15}} {
+			for i := 0; i < rs.n; i++ {
+				r := rs.regions[rng.IntN(len(rs.regions))]
+				probes = append(probes, probeSpec{off: r.start + rng.IntN(r.end-r.start), mask: 1 + rng.IntN(255)})
+			}
 		}
 		probes = append(probes, sample(rng, 2*st.pm.pageSize, st.pm.size, 10)...)
+		probes = append(probes, refused[:min(len(refused), 20)]...)
 		runSweep(t, st, "salvage", probes)
 	})
 }
@@ -321,7 +338,7 @@ type outcome struct {
 
 // runSweep runs the probes (mode "probe" or "salvage") on sweepWorkers
 // workers and checks and reports the outcomes.
-func runSweep(t *testing.T, st *corruptStore, mode string, probes []probeSpec) {
+func runSweep(t *testing.T, st *corruptStore, mode string, probes []probeSpec) []outcome {
 	outs := make([]outcome, len(probes))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -370,9 +387,10 @@ func runSweep(t *testing.T, st *corruptStore, mode string, probes []probeSpec) {
 	wg.Wait()
 	if mode == "salvage" {
 		checkSalvage(t, outs)
-		return
+	} else {
+		report(t, outs)
 	}
-	report(t, outs)
+	return outs
 }
 
 // workerProbes is how many probes a worker runs before it is replaced,
