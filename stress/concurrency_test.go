@@ -42,15 +42,37 @@ const (
 // contiguous, every batch's events adjacent, intact and at the seq its
 // writer chose, and no refused batch is stored; the events acknowledged add
 // up to the events stored; readers only ever see whole batches; verify
-// finds nothing, not even a structure warning.
+// finds nothing, not even a structure warning. Meanwhile a forker forks
+// sessions at their last turn/end as they grow: every fork holds exactly
+// its source's events up to that point. It runs with the default
+// validator cache, and with one far too small for the sessions, so that
+// appends keep rebuilding validator states from the store while others
+// write.
 func TestConcurrentAppends(t *testing.T) {
+	tests := []struct {
+		name     string
+		sessions int
+		cache    int
+	}{
+		{name: "default validator cache", sessions: concSessions},
+		// Every cache miss replays the session: fewer sessions keep it short.
+		{name: "validator cache of 4", sessions: concSessions / 2, cache: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { concurrentAppends(t, tt.sessions, tt.cache) })
+	}
+}
+
+func concurrentAppends(t *testing.T, sessions, cache int) {
 	ctx := context.Background()
-	st, err := eventlog.Open(filepath.Join(t.TempDir(), "sessions.db"), storeOptions())
+	opts := storeOptions()
+	opts.ValidatorCache = cache
+	st, err := eventlog.Open(filepath.Join(t.TempDir(), "sessions.db"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ids := make([]string, concSessions)
+	ids := make([]string, sessions)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("conc-%02d", i)
 		if err := st.Create(ctx, codec.NewSessionHeader(ids[i], 1.7e12, "/work", "", 0)); err != nil {
@@ -65,7 +87,7 @@ func TestConcurrentAppends(t *testing.T) {
 		writers  sync.WaitGroup
 		stop     = make(chan struct{})
 		readers  sync.WaitGroup
-		wins     = make([][concAttempts]atomic.Int32, concSessions)
+		wins     = make([][concAttempts]atomic.Int32, sessions)
 		mismatch atomic.Int64
 	)
 	start := time.Now()
@@ -158,6 +180,36 @@ func TestConcurrentAppends(t *testing.T) {
 			}
 		}()
 	}
+	var forks []forked
+	readers.Add(1)
+	go func() { // the forker
+		defer readers.Done()
+		rng := rand.New(rand.NewSource(2000))
+		for n := 0; ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			source := ids[rng.Intn(len(ids))]
+			head, err := st.Head(ctx, source)
+			if err != nil {
+				t.Errorf("forker: %+v", err)
+				return
+			}
+			if head.Next == 0 {
+				continue
+			}
+			// Batches are whole turns: the last event is a turn/end.
+			child := fmt.Sprintf("fork-%03d", n)
+			h := codec.NewSessionHeader(child, 1.7e12, "", source, head.Next)
+			if err := st.Fork(ctx, source, head.Next-1, h); err != nil {
+				t.Errorf("fork %s at seq %d: %+v", source, head.Next-1, err)
+				return
+			}
+			forks = append(forks, forked{child: child, source: source, n: head.Next})
+		}
+	}()
 	writers.Wait()
 	close(stop)
 	readers.Wait()
@@ -167,7 +219,7 @@ func TestConcurrentAppends(t *testing.T) {
 	}
 
 	// Each race had exactly one winner.
-	for s := 0; s < concSessions; s += 2 {
+	for s := 0; s < sessions; s += 2 {
 		for a := range concAttempts {
 			if n := wins[s][a].Load(); n != 1 {
 				t.Errorf("session %s round %d: %d writers won the race at one seq, want 1", ids[s], a, n)
@@ -226,6 +278,26 @@ func TestConcurrentAppends(t *testing.T) {
 			t.Errorf("verify %s: %s", id, f)
 		}
 	}
+	for _, f := range forks {
+		mine, err := payloadHashes(ctx, st, f.child)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := payloadHashes(ctx, st, f.source)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(mine)) != f.n || fmt.Sprint(mine) != fmt.Sprint(theirs[:f.n]) {
+			t.Errorf("fork %s of %s holds %d events, not its source's first %d", f.child, f.source, len(mine), f.n)
+		}
+		res, err := verify.Session(ctx, st, f.child, verify.Options{Strict: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fi := range res.Findings {
+			t.Errorf("verify %s: %s", f.child, fi)
+		}
+	}
 	acked.Range(func(k, _ any) bool {
 		if !found[k.(string)] {
 			t.Errorf("batch %s was acknowledged but is not stored", k)
@@ -236,11 +308,18 @@ func TestConcurrentAppends(t *testing.T) {
 		t.Errorf("acknowledged %d events, the store holds %d", n, stored)
 	}
 	tx, writes := st.CommitStats()
-	line := fmt.Sprintf("concurrency: sessions=%d writers=%d attempts=%d acked=%d conflicts=%d wrong_seq=%d events=%d stored=%d scans=%d torn_reads=%d transactions=%d writes=%d writes_per_tx=%.2f seconds=%.1f",
-		concSessions, concSessions*concWriters, concSessions*concWriters*concAttempts, stats.acked.Load(), stats.conflicts.Load(),
-		stats.wrongSeq.Load(), stats.events.Load(), stored, stats.scans.Load(), mismatch.Load(), tx, writes,
+	line := fmt.Sprintf("concurrency: cache=%d sessions=%d writers=%d attempts=%d acked=%d conflicts=%d wrong_seq=%d events=%d stored=%d scans=%d torn_reads=%d forks=%d transactions=%d writes=%d writes_per_tx=%.2f seconds=%.1f",
+		cache, sessions, sessions*concWriters, sessions*concWriters*concAttempts, stats.acked.Load(), stats.conflicts.Load(),
+		stats.wrongSeq.Load(), stats.events.Load(), stored, stats.scans.Load(), mismatch.Load(), len(forks), tx, writes,
 		float64(writes)/float64(max(tx, 1)), took.Seconds())
 	t.Log(line)
+}
+
+// forked is a fork made while the writers ran: child holds source's
+// first n events.
+type forked struct {
+	child, source string
+	n             int64
 }
 
 // concStats are TestConcurrentAppends' counters.

@@ -68,13 +68,17 @@
 // # Concurrency (concurrency_test.go)
 //
 // TestConcurrentAppends has many writers append whole turns to many
-// sessions of one store, some sessions with writers that read the same head
-// and race on the same next seq, while readers scan. Every Append succeeds
-// or fails with eventlog.ErrConflict, never another error; exactly one
-// writer wins each race; each session reads back contiguous, every batch's
-// events adjacent, intact and at the seq its writer chose, no refused batch
-// stored; the events acknowledged add up to the events stored; readers only
-// ever see whole batches; and verify.Session finds nothing at all.
+// sessions of one store at once, some sessions with writers that read the
+// same head and race on the same next seq, while readers scan and a forker
+// forks the growing sessions; once with the default validator cache and
+// once with one far too small, so that appends keep rebuilding validator
+// states from the store. Every Append succeeds or fails with
+// eventlog.ErrConflict, never another error; exactly one writer wins each
+// race; each session reads back contiguous, every batch's events adjacent,
+// intact and at the seq its writer chose, no refused batch stored; the
+// events acknowledged add up to the events stored; readers only ever see
+// whole batches; every fork holds exactly its source's events up to its
+// fork point; and verify.Session finds nothing at all.
 //
 // TestConcurrentCreates races Create, Fork and Import onto the same new
 // ids: exactly one wins each id, the others get ErrConflict, and the
