@@ -85,10 +85,10 @@ type Options struct {
 	// may lose acknowledged appends.
 	NoSync bool
 	// NewValidator returns the validation state for a session. nil means
-	// no rules beyond the envelope checks that codec.DecodeEvent always
-	// applies: callers that write (the loop, logtool import) pass the
-	// rules of package rebuild (surface, header fold) here. eventlog
-	// itself does not import rebuild.
+	// the rules of package rebuild (the surface and header fold that
+	// rebuilds requests, SPEC §8.2), so a log the store accepts is a log
+	// that rebuilds. A NewValidator that returns nil checks nothing beyond
+	// the envelope rules codec.DecodeEvent always applies.
 	NewValidator func(h codec.SessionHeader) Validator
 	// ValidatorCache bounds how many sessions' validation states are kept
 	// in memory (LRU); 0 means 256.

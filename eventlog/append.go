@@ -69,11 +69,10 @@ func validate(v Validator, session string, ev *codec.Event) error {
 	return nil
 }
 
-// newValidator returns the validation state of a new session: the
-// caller's (Options.NewValidator), or acceptAll. eventlog does not import
-// rebuild: callers that write pass its rules in (logtool does), and
-// l.replay, which feeds a fresh validator the stored events on a cache
-// miss, is set exactly when a caller's validator is in use.
+// newValidator returns the validation state of a new session:
+// Options.NewValidator's (by default the rebuild fold), or acceptAll when
+// it returns nil. On a cache miss the state is rebuilt by replaying the
+// stored events through it (l.replay).
 func (l *Log) newValidator(h codec.SessionHeader) Validator {
 	if l.opts.NewValidator == nil {
 		return acceptAll{}

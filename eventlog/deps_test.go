@@ -7,13 +7,14 @@ import (
 )
 
 // TestDeps guards what the storage packages import (R28): the storage
-// layer sits below the engine's logic, so it must not import rebuild,
-// header, loop or compact (callers hand their rules in through
-// Options.NewValidator), and no module beyond the approved ones.
+// layer imports the pure fold it validates with (rebuild) and nothing of
+// the engine's writers (loop, compact), and no module beyond the approved
+// ones.
 func TestDeps(t *testing.T) {
 	allowed := map[string]string{
 		"github.com/sessionlog/sessionlog/codec":    "the event model",
 		"github.com/sessionlog/sessionlog/eventlog": "eventlogtest tests the Store",
+		"github.com/sessionlog/sessionlog/rebuild":  "the fold appends are validated with (SPEC §8.2)",
 		"github.com/cockroachdb/errors":             "errors",
 		"github.com/vmihailenco/msgpack/v5":         "engine records",
 		"go.etcd.io/bbolt":                          "the store",

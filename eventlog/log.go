@@ -14,6 +14,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/rebuild"
 )
 
 // Log is the embedded Store: one bbolt file holding any number of
@@ -85,6 +86,11 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ValidatorCache <= 0 {
 		o.ValidatorCache = DefaultValidatorCache
+	}
+	if o.NewValidator == nil {
+		// SPEC §8.2: appends and imports are checked with the same fold
+		// that rebuilds requests, so a log the store accepts rebuilds.
+		o.NewValidator = func(h codec.SessionHeader) Validator { return rebuild.Validator(h) }
 	}
 	if o.ImportBatch <= 0 {
 		o.ImportBatch = DefaultImportBatch

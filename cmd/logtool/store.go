@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
-	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/rebuild"
 )
 
 // store is an open eventlog store.
@@ -52,11 +50,9 @@ func (g *globalOptions) open(mode openMode) (store, error) {
 	if wait == 0 {
 		wait = time.Nanosecond // one attempt; eventlog reads 0 as its default
 	}
+	// Writes are checked against every rule of the log: the store's
+	// default validator is the rebuild fold (SPEC §8.2).
 	o := &eventlog.Options{ReadOnly: mode == openRead, LockTimeout: wait}
-	if mode != openRead {
-		// Writes are checked against every rule of the log (SPEC §8.2).
-		o.NewValidator = func(h codec.SessionHeader) eventlog.Validator { return rebuild.Validator(h) }
-	}
 	st, err := eventlog.Open(path, o)
 	switch {
 	case err == nil:
