@@ -39,9 +39,25 @@ func EncodeRecord(dst, payload []byte) []byte {
 // the payload is exactly one well-formed stored value (ValidateValue).
 // Every failure is marked ErrCorrupt (or ErrUnsupported for a newer version).
 func DecodeRecord(rec []byte) ([]byte, error) {
-	if len(rec) > MaxRecord {
+	payload, err := Unframe(rec, MaxRecord)
+	if err != nil {
+		return nil, err
+	}
+	if err := ValidateValue(payload); err != nil {
+		return nil, err
+	}
+	return payload, nil
+}
+
+// Unframe checks a record's frame only — at most max bytes, the CRC, the
+// version byte — and returns its payload, which aliases rec, without
+// looking inside it: for records whose payload is not a stored JSON value
+// (the store's own, typed engine records). Failures are marked ErrCorrupt
+// (ErrUnsupported for a newer version).
+func Unframe(rec []byte, max int) ([]byte, error) {
+	if len(rec) > max {
 		return nil, corruptf("codec: record of %d bytes exceeds the %d byte cap",
-			errors.Safe(len(rec)), errors.Safe(MaxRecord))
+			errors.Safe(len(rec)), errors.Safe(max))
 	}
 	if len(rec) < recordOverhead+1 {
 		return nil, corruptf("codec: record of %d bytes is too short", errors.Safe(len(rec)))
@@ -58,11 +74,7 @@ func DecodeRecord(rec []byte) ([]byte, error) {
 		}
 		return nil, corruptf("codec: record format version %d is unknown", errors.Safe(v))
 	}
-	payload := body[1:]
-	if err := ValidateValue(payload); err != nil {
-		return nil, err
-	}
-	return payload, nil
+	return body[1:], nil
 }
 
 // ValidateValue checks that mp is exactly one stored value: msgpack of the

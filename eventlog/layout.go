@@ -3,7 +3,6 @@ package eventlog
 import (
 	"bytes"
 	"encoding/binary"
-	"hash/crc32"
 	"math"
 
 	"github.com/cockroachdb/errors"
@@ -78,8 +77,6 @@ type headRecord struct {
 // maxEngineRecord bounds an engine record's size when decoding.
 const maxEngineRecord = 1 << 16
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // headRecordFields is the number of fields of headRecord: a stored head
 // must have exactly these.
 const headRecordFields = 5
@@ -96,29 +93,13 @@ func encodeEngineRecord(v interface{}) ([]byte, error) {
 	return codec.EncodeRecord(nil, buf.Bytes()), nil
 }
 
-// engineRecordPayload checks the frame of an engine record (CRC32C,
-// version byte; the layout of codec.EncodeRecord) and returns its payload.
-// Engine records hold msgpack kinds (binary) that codec.DecodeRecord
-// refuses for events, so the frame is checked here.
+// engineRecordPayload checks the frame of an engine record (the layout
+// of codec.EncodeRecord) and returns its payload. Engine records hold
+// msgpack kinds (binary) that codec.DecodeRecord refuses for events, so
+// only the frame is checked (codec.Unframe).
 func engineRecordPayload(rec []byte) ([]byte, error) {
-	if len(rec) < 1+1+4 {
-		return nil, corruptf("eventlog: record of %d bytes is too short", errors.Safe(len(rec)))
-	}
-	if len(rec) > maxEngineRecord {
-		return nil, corruptf("eventlog: engine record of %d bytes is too long", errors.Safe(len(rec)))
-	}
-	body := rec[:len(rec)-4]
-	if sum, got := binary.BigEndian.Uint32(rec[len(rec)-4:]), crc32.Checksum(body, castagnoli); sum != got {
-		return nil, corruptf("eventlog: record crc mismatch: stored %08x computed %08x", errors.Safe(sum), errors.Safe(got))
-	}
-	switch v := rec[0]; {
-	case v > codec.RecordVersion:
-		return nil, unsupportedf("eventlog: record format version %d is newer than %d",
-			errors.Safe(v), errors.Safe(codec.RecordVersion))
-	case v != codec.RecordVersion:
-		return nil, corruptf("eventlog: record format version %d is unknown", errors.Safe(v))
-	}
-	return body[1:], nil
+	p, err := codec.Unframe(rec, maxEngineRecord)
+	return p, errors.Wrap(err, "eventlog: engine record")
 }
 
 // decodeStrict decodes exactly one msgpack value from payload into v,
