@@ -199,6 +199,29 @@ func decodeData(typ string, f fieldReader) (Data, error) {
 	return &Opaque{}, err
 }
 
+// scope reads the turn and step keys that step-scoped events share,
+// marking bits 1 and 2 of seen.
+type scope struct {
+	turn, step *int64
+	seen       *keys
+}
+
+// field reads key k when it is turn or step, and reports whether it was.
+func (sc scope) field(f fieldReader, k []byte) (bool, error) {
+	var err error
+	switch string(k) {
+	case "turn":
+		*sc.seen |= 1
+		*sc.turn, err = f.count("turn")
+	case "step":
+		*sc.seen |= 2
+		*sc.step, err = f.count("step")
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
 func turnOnly(f fieldReader, turn *int64) error {
 	var seen keys
 	err := f.object("data", func(k []byte) error {
@@ -218,15 +241,13 @@ func turnOnly(f fieldReader, turn *int64) error {
 
 func turnStep(f fieldReader, turn, step *int64) error {
 	var seen keys
+	sc := scope{turn: turn, step: step, seen: &seen}
 	err := f.object("data", func(k []byte) error {
+		if ok, err := sc.field(f, k); ok {
+			return err
+		}
 		var err error
 		switch string(k) {
-		case "turn":
-			seen |= 1
-			*turn, err = f.count("turn")
-		case "step":
-			seen |= 2
-			*step, err = f.count("step")
 		default:
 			err = f.skip()
 		}
@@ -349,15 +370,13 @@ func decodeMessage(typ string, f fieldReader) (Data, error) {
 func decodeChunk(f fieldReader) (Data, error) {
 	d := &AssistantChunk{}
 	var seen keys
+	sc := scope{turn: &d.Turn, step: &d.Step, seen: &seen}
 	err := f.object("data", func(k []byte) error {
+		if ok, err := sc.field(f, k); ok {
+			return err
+		}
 		var err error
 		switch string(k) {
-		case "turn":
-			seen |= 1
-			d.Turn, err = f.count("turn")
-		case "step":
-			seen |= 2
-			d.Step, err = f.count("step")
 		case "chunk":
 			seen |= 4
 			err = f.object("chunk", func(k []byte) error {
@@ -389,15 +408,13 @@ func decodeChunk(f fieldReader) (Data, error) {
 func decodeAssistant(f fieldReader) (Data, error) {
 	d := &AssistantMessage{}
 	var seen keys
+	sc := scope{turn: &d.Turn, step: &d.Step, seen: &seen}
 	err := f.object("data", func(k []byte) error {
+		if ok, err := sc.field(f, k); ok {
+			return err
+		}
 		var err error
 		switch string(k) {
-		case "turn":
-			seen |= 1
-			d.Turn, err = f.count("turn")
-		case "step":
-			seen |= 2
-			d.Step, err = f.count("step")
 		case "content":
 			seen |= 4
 			d.Content, err = decodeContent(f, "content")
@@ -419,15 +436,13 @@ func decodeAssistant(f fieldReader) (Data, error) {
 func decodeToolCall(f fieldReader) (Data, error) {
 	d := &ToolCall{}
 	var seen keys
+	sc := scope{turn: &d.Turn, step: &d.Step, seen: &seen}
 	err := f.object("data", func(k []byte) error {
+		if ok, err := sc.field(f, k); ok {
+			return err
+		}
 		var err error
 		switch string(k) {
-		case "turn":
-			seen |= 1
-			d.Turn, err = f.count("turn")
-		case "step":
-			seen |= 2
-			d.Step, err = f.count("step")
 		case "callId":
 			seen |= 4
 			d.CallID, err = f.str("callId")
@@ -451,15 +466,13 @@ func decodeToolCall(f fieldReader) (Data, error) {
 func decodeToolResult(f fieldReader) (Data, error) {
 	d := &ToolResult{}
 	var seen keys
+	sc := scope{turn: &d.Turn, step: &d.Step, seen: &seen}
 	err := f.object("data", func(k []byte) error {
+		if ok, err := sc.field(f, k); ok {
+			return err
+		}
 		var err error
 		switch string(k) {
-		case "turn":
-			seen |= 1
-			d.Turn, err = f.count("turn")
-		case "step":
-			seen |= 2
-			d.Step, err = f.count("step")
 		case "callId":
 			seen |= 4
 			d.CallID, err = f.str("callId")
@@ -515,15 +528,13 @@ func decodeRequestHeader(f fieldReader) (Data, error) {
 func decodeDigest(f fieldReader) (Data, error) {
 	d := &RequestDigest{}
 	var seen keys
+	sc := scope{turn: &d.Turn, step: &d.Step, seen: &seen}
 	err := f.object("data", func(k []byte) error {
+		if ok, err := sc.field(f, k); ok {
+			return err
+		}
 		var err error
 		switch string(k) {
-		case "turn":
-			seen |= 1
-			d.Turn, err = f.count("turn")
-		case "step":
-			seen |= 2
-			d.Step, err = f.count("step")
 		case "sha256":
 			seen |= 4
 			d.SHA256, err = f.str("sha256")
