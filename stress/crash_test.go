@@ -32,7 +32,8 @@ const (
 	crashStagedEvery  = 16
 	crashImportBatch  = 32
 	crashImportEvents = 200
-	crashSmallCache   = 2
+	// Half the children keep this many validator states (of 4+ sessions).
+	crashSmallCache = 2
 	// crashInjectEvery is the mean pause between asynchronous injections.
 	crashInjectEvery = 40 * time.Millisecond
 	// A child restarts its loop instance after one turn in
@@ -82,8 +83,8 @@ type crashRun struct {
 	rng  *rand.Rand
 	ids  []string // the sessions the next child drives
 	gen  int      // sessions created so far
-	// next is each session's length after the parent's last turn on it:
-	// the events after it were written by the last child.
+	// next is each session's length when the parent last checked it: the
+	// events after it were written by the last child.
 	next map[string]int64
 	// known holds every session seen in the store so far.
 	known map[string]bool
