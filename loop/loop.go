@@ -205,7 +205,10 @@ func (l *Loop) commit(ctx context.Context, evs []codec.Event) error {
 			return errors.Mark(errors.AssertionFailedf("loop: seq %d: %s", errors.Safe(brk[0].Seq), errors.Safe(brk[0].What)), ErrStructure)
 		}
 	}
-	if err := l.store.Append(ctx, l.hdr.ID, evs); err != nil {
+	// A batch the loop decided to write is written even when ctx is
+	// cancelled meanwhile: cancellation is observed between commits, so
+	// that every way a turn ends is recorded (SPEC §7.1).
+	if err := l.store.Append(context.WithoutCancel(ctx), l.hdr.ID, evs); err != nil {
 		return errors.Wrapf(err, "loop: append at seq %d", errors.Safe(l.next))
 	}
 	l.structure = probe

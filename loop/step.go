@@ -153,7 +153,15 @@ func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*
 	if !ok || mine.Null {
 		return nil, errors.AssertionFailedf("loop: no request for step %d.%d after its header", errors.Safe(turn), errors.Safe(step))
 	}
-	if err := l.invariant(ctx, mine); err != nil {
+	// The check reads the store to the end even when ctx is cancelled
+	// meanwhile; a cancellation then ends the step before anything is sent.
+	err := l.invariant(context.WithoutCancel(ctx), mine)
+	if e := l.cancelled(ctx); e != nil {
+		b := l.batch()
+		b.add(codec.TypeStepEnd, turnStep(turn, step), codec.SurfaceOp{}, nil)
+		return e, b.commit(ctx)
+	}
+	if err != nil {
 		if !errors.Is(err, ErrInvariant) {
 			return nil, err
 		}
