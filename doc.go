@@ -26,9 +26,15 @@
 //     scenario file.
 //   - verify: the end-to-end check of a stored session: records, chain
 //     hash, every rule of the log, every step's rebuild and digest.
-//   - fuzz: native fuzz targets for the codec's exported API.
-//   - cmd/logtool: the command line: import, export, ls, show, stat, fork
-//     and demo.
+//   - salvage: copying what still verifies out of a damaged store.
+//   - fuzz: native fuzz targets for the codec and for rebuild over
+//     mutated logs.
+//   - stress: the proofs under stress: crash-kill, corruption sweep,
+//     concurrency (tests only).
+//   - internal/loggen: a deterministic generator of valid session logs.
+//   - cmd/logtool: the command line: import, export, ls, show, stat, fork,
+//     replay, verify, diff, cache, run, salvage and demo.
+//   - cmd/logbench: the benchmark report, BENCHMARKS.md.
 //
 // The quickest way in is the demo: go run ./cmd/logtool demo.
 package sessionlog
