@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/internal/benchevents"
 )
 
 // Benchmarks of the codec's hot paths against encoding/json on structs
@@ -18,94 +19,22 @@ import (
 // against json.Marshal of the decoded struct. export: ToJSON of the stored
 // payload, against json.Marshal.
 
-// benchMessage is a typical ~1 KB assistant/message: a text block, a
-// tool-call block, provenance, usage and sourceEventSeqs.
-var benchMessage = `{"type":"assistant/message","seq":1042,"time":1783352209707,"data":{"turn":12,"step":3,"content":[` +
-	`{"type":"text","text":"` + strings.Repeat("I'll read the configuration file and check the limits. ", 10) + `"},` +
-	`{"type":"tool-call","id":"call_00_6k0oGSliVHxGSgqBmMEO4311","name":"read","arguments":"{\"file_path\":\"/home/dev/project/config/limits.yaml\",\"offset\":0,\"limit\":200}"}],` +
-	`"provenance":{"provider":"deepseek","model":"deepseek-v4-flash"},` +
-	`"usage":{"inputTokens":48211,"outputTokens":187,"cacheReadTokens":47104,"reasoningTokens":64}},` +
-	`"sourceEventSeqs":[1030,1031,1032,1033,1034,1035,1036,1037,1038,1039,1040,1041],"surfaceOp":"append"}`
-
-// benchChunk is a typical assistant/chunk text-delta.
-var benchChunk = `{"type":"assistant/chunk","seq":1031,"time":1783352209690,"data":{"turn":12,"step":3,"chunk":{"type":"text-delta","index":0,"text":" the configuration"}}}`
-
-// jsonEvent mirrors the envelope for encoding/json.
-type jsonEvent[D any] struct {
-	Type            string          `json:"type"`
-	Seq             int64           `json:"seq"`
-	Time            float64         `json:"time"`
-	Data            D               `json:"data"`
-	SourceEventSeqs []int64         `json:"sourceEventSeqs,omitempty"`
-	SurfaceOp       json.RawMessage `json:"surfaceOp,omitempty"`
-}
-
-type jsonBlock struct {
-	Type       string      `json:"type"`
-	Text       string      `json:"text,omitempty"`
-	ID         string      `json:"id,omitempty"`
-	Name       string      `json:"name,omitempty"`
-	Arguments  string      `json:"arguments,omitempty"`
-	ToolCallID string      `json:"toolCallId,omitempty"`
-	Content    []jsonBlock `json:"content,omitempty"`
-	IsError    *bool       `json:"isError,omitempty"`
-}
-
-type jsonProvenance struct {
-	Provider    string          `json:"provider"`
-	Model       string          `json:"model"`
-	ReplayState json.RawMessage `json:"replayState,omitempty"`
-}
-
-type jsonUsage struct {
-	InputTokens      int64 `json:"inputTokens"`
-	OutputTokens     int64 `json:"outputTokens"`
-	CacheReadTokens  int64 `json:"cacheReadTokens,omitempty"`
-	CacheWriteTokens int64 `json:"cacheWriteTokens,omitempty"`
-	ReasoningTokens  int64 `json:"reasoningTokens,omitempty"`
-}
-
-type jsonAssistantMessage struct {
-	Turn       int64           `json:"turn"`
-	Step       int64           `json:"step"`
-	Content    []jsonBlock     `json:"content"`
-	Provenance *jsonProvenance `json:"provenance,omitempty"`
-	Usage      *jsonUsage      `json:"usage,omitempty"`
-}
-
-type jsonChunk struct {
-	Turn  int64 `json:"turn"`
-	Step  int64 `json:"step"`
-	Chunk struct {
-		Type  string `json:"type"`
-		Index int64  `json:"index"`
-		Text  string `json:"text"`
-	} `json:"chunk"`
-}
-
 var benchSink int
 
-func benchCases() []struct {
+// benchCase is one measured event: benchevents' case under a name that
+// makes one benchmark level.
+type benchCase struct {
 	name string
 	line string
 	json func([]byte) (interface{}, error)
-} {
-	return []struct {
-		name string
-		line string
-		json func([]byte) (interface{}, error)
-	}{
-		{name: "assistant-message", line: benchMessage, json: func(b []byte) (interface{}, error) {
-			var ev jsonEvent[jsonAssistantMessage]
-			err := json.Unmarshal(b, &ev)
-			return &ev, err
-		}},
-		{name: "assistant-chunk", line: benchChunk, json: func(b []byte) (interface{}, error) {
-			var ev jsonEvent[jsonChunk]
-			err := json.Unmarshal(b, &ev)
-			return &ev, err
-		}},
+}
+
+func benchCases() []benchCase {
+	var out []benchCase
+	for _, c := range benchevents.Cases {
+		out = append(out, benchCase{name: strings.ReplaceAll(c.Name, "/", "-"), line: c.Line, json: c.Unmarshal})
 	}
+	return out
 }
 
 func BenchmarkDecode(b *testing.B) {
@@ -214,8 +143,8 @@ func BenchmarkExport(b *testing.B) {
 // TestBenchInputs checks that the benchmark inputs are what they claim:
 // canonical, ~1 KB for the message, decodable by both sides.
 func TestBenchInputs(t *testing.T) {
-	if n := len(benchMessage); n < 900 || n > 1400 {
-		t.Errorf("benchMessage is %d bytes, want about 1 KB", n)
+	if n := len(benchevents.Message); n < 900 || n > 1400 {
+		t.Errorf("benchevents.Message is %d bytes, want about 1 KB", n)
 	}
 	for _, c := range benchCases() {
 		ev, err := codec.ParseEvent([]byte(c.line), codec.Limits{})
