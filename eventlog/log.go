@@ -116,7 +116,7 @@ func Open(path string, opts *Options) (*Log, error) {
 		switch {
 		case os.IsNotExist(err):
 			return nil, errors.WithHint(notFoundf("eventlog: no store at %s", errors.Safe(path)),
-				"check the --db path, or $LOGTOOL_DB")
+				"a read-only open never creates a store: check the path")
 		case err != nil:
 			return nil, errors.Wrapf(err, "eventlog: open %s", errors.Safe(path))
 		case fi.IsDir():
