@@ -15,6 +15,7 @@
 //	    └── <session id>                      bucket, one per session
 //	        ├── "header"  → record: msgpack image of the header line
 //	        ├── "head"    → engine record {n, t, l, c, b}   (present ⟺ published)
+//	        ├── "staging" → 01   (present only while an Import or Fork fills it)
 //	        └── events                        bucket, FillPercent 1.0
 //	            ├── 00 00 00 00 00 00 00 00 → record: event seq 0
 //	            ├── 00 00 00 00 00 00 00 01 → record: event seq 1
@@ -45,8 +46,11 @@
 // in flight together share one bbolt transaction and one fsync (group
 // commit, see commit.go); appends to one session are serialised, so a
 // second writer sees the first's effect (ErrConflict). Import and Fork
-// stage a session in several transactions and publish it with the final
-// head write; a read-write Open removes what a crash left unpublished.
+// stage a session in several transactions, marked "staging", and publish
+// it with the final transaction, which deletes the mark and writes the
+// head; a read-write Open removes what a crash left staged. A session
+// with neither head nor mark is damage: listed by SessionIDs, reported as
+// corrupt, never removed.
 //
 // # Reads
 //

@@ -20,6 +20,10 @@ var (
 	keyFormat      = []byte("format")
 	keyHeader      = []byte("header")
 	keyHead        = []byte("head")
+	// keyStaging marks a session bucket an Import or Fork is still
+	// filling; the publishing transaction deletes it as it writes the
+	// head. A bucket with neither is damaged, never "unpublished".
+	keyStaging = []byte("staging")
 )
 
 // FormatVersion is the store format this code reads and writes, recorded

@@ -322,15 +322,18 @@ func initStore(tx *bolt.Tx) error {
 	return nil
 }
 
-// unpublished lists the session buckets that have no head.
+// unpublished lists the session buckets an Import or Fork left staged: no
+// head, and the staging mark. A bucket with neither is damaged, not
+// unpublished, and is left for verify and salvage.
 func unpublished(tx *bolt.Tx) ([][]byte, error) {
 	var ids [][]byte
-	c := tx.Bucket(bucketSessions).Cursor()
+	ss := tx.Bucket(bucketSessions)
+	c := ss.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if v != nil {
 			continue // not a bucket: reported by the readers
 		}
-		if tx.Bucket(bucketSessions).Bucket(k).Get(keyHead) == nil {
+		if b := ss.Bucket(k); b.Get(keyHead) == nil && b.Get(keyStaging) != nil {
 			ids = append(ids, append([]byte(nil), k...))
 		}
 	}
@@ -429,7 +432,10 @@ func published(tx *bolt.Tx, id string) (b *bolt.Bucket, headRec, headerRec []byt
 	}
 	headRec = b.Get(keyHead)
 	if headRec == nil {
-		return nil, nil, nil, noSession(id)
+		if b.Get(keyStaging) != nil {
+			return nil, nil, nil, noSession(id) // an import in progress
+		}
+		return nil, nil, nil, corruptf("eventlog: session %q has no head record", errors.Safe(id))
 	}
 	headerRec = b.Get(keyHeader)
 	if headerRec == nil {
@@ -541,9 +547,10 @@ func (l *Log) Sessions(ctx context.Context) ([]Head, error) {
 	return heads, nil
 }
 
-// SessionIDs returns the ids of all published sessions, ordered by id,
-// without decoding their records (for verify and salvage, which must list
-// sessions whose records are damaged).
+// SessionIDs returns the ids of all sessions but those an import is still
+// staging, ordered by id, without decoding their records: for verify and
+// salvage, which must list sessions whose records are damaged, including a
+// session whose head record is gone (Head then reports it as corrupt).
 func (l *Log) SessionIDs(ctx context.Context) ([]string, error) {
 	if err := l.begin(); err != nil {
 		return nil, err
@@ -560,7 +567,9 @@ func (l *Log) SessionIDs(ctx context.Context) ([]string, error) {
 		}
 		c := ss.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if v == nil && ss.Bucket(k).Get(keyHead) != nil {
+			// Published sessions, and damaged ones (no head, no staging
+			// mark), which readers then report as corrupt.
+			if v == nil && ss.Bucket(k).Get(keyStaging) == nil {
 				ids = append(ids, string(k))
 			}
 		}

@@ -295,13 +295,17 @@ func TestOpenEmptyBoltReadOnly(t *testing.T) {
 	}
 }
 
-// TestOpenRemovesUnpublished: a session bucket without a head (an import
-// that crashed) is invisible to readers and removed by the next
-// read-write Open.
+// TestOpenRemovesUnpublished: a session bucket still marked as staged,
+// without a head (an import that crashed), is invisible to readers and
+// removed by the next read-write Open.
 func TestOpenRemovesUnpublished(t *testing.T) {
 	path := makeStore(t, map[string]int{"kept": 2, "staged": 3})
 	boltUpdate(t, path, func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("sessions")).Bucket([]byte("staged")).Delete([]byte("head"))
+		b := tx.Bucket([]byte("sessions")).Bucket([]byte("staged"))
+		if err := b.Put([]byte("staging"), []byte{1}); err != nil {
+			return err
+		}
+		return b.Delete([]byte("head"))
 	})
 	ctx := context.Background()
 	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
@@ -424,6 +428,33 @@ func TestReopenAppend(t *testing.T) {
 		replace := parse(t, `{"type":"user/message","seq":3,"time":1,"data":{"content":[],"source":{"kind":"user"}},"surfaceOp":{"op":"replace","start":1,"end":1},"sourceEventSeqs":[1]}`)
 		if err := l.Append(ctx, "s", []codec.Event{replace}); err != nil {
 			t.Errorf("Append after reopening (validator %v) = %v", opts.NewValidator != nil, err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestOpenKeepsHeadlessSession: a session bucket that lost its head record
+// without being staged is damage, not an unfinished import: it is listed,
+// reported as corrupt, and never deleted by a read-write Open.
+func TestOpenKeepsHeadlessSession(t *testing.T) {
+	path := makeStore(t, map[string]int{"kept": 2, "hurt": 3})
+	boltUpdate(t, path, func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte("sessions")).Bucket([]byte("hurt")).Delete([]byte("head"))
+	})
+	ctx := context.Background()
+	for i := 0; i < 2; i++ { // read-write, then again
+		l, err := eventlog.Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, err := l.SessionIDs(ctx)
+		if err != nil || strings.Join(ids, ",") != "hurt,kept" {
+			t.Errorf("SessionIDs = %v, %v; want [hurt kept]", ids, err)
+		}
+		if _, err := l.Head(ctx, "hurt"); !errors.Is(err, eventlog.ErrCorrupt) {
+			t.Errorf("Head(hurt) = %v, want ErrCorrupt", err)
 		}
 		if err := l.Close(); err != nil {
 			t.Fatal(err)

@@ -88,7 +88,10 @@ func (s *stager) flush(publish bool) error {
 			if err := b.Put(keyHeader, s.headerRec); err != nil {
 				return errors.Wrapf(err, "eventlog: stage session %q", errors.Safe(s.id))
 			}
-		} else if b = sessionBucket(tx, s.id); b == nil || b.Get(keyHead) != nil {
+			if err := b.Put(keyStaging, []byte{1}); err != nil {
+				return errors.Wrapf(err, "eventlog: stage session %q", errors.Safe(s.id))
+			}
+		} else if b = sessionBucket(tx, s.id); b == nil || b.Get(keyHead) != nil || b.Get(keyStaging) == nil {
 			return conflictf("eventlog: staged session %q changed under its import", errors.Safe(s.id))
 		}
 		eb, err := eventsBucket(b, s.id)
@@ -102,6 +105,9 @@ func (s *stager) flush(publish bool) error {
 			}
 		}
 		if publish {
+			if err := b.Delete(keyStaging); err != nil {
+				return errors.Wrapf(err, "eventlog: publish session %q", errors.Safe(s.id))
+			}
 			return errors.Wrapf(b.Put(keyHead, headRec), "eventlog: publish session %q", errors.Safe(s.id))
 		}
 		return nil
@@ -127,7 +133,7 @@ func (s *stager) abort(err error) error {
 	}
 	derr := s.l.update(func(tx *bolt.Tx) error {
 		b := sessionBucket(tx, s.id)
-		if b == nil || b.Get(keyHead) != nil {
+		if b == nil || b.Get(keyHead) != nil || b.Get(keyStaging) == nil {
 			return nil // gone, or (impossibly) published: not ours to delete
 		}
 		return tx.Bucket(bucketSessions).DeleteBucket([]byte(s.id))
