@@ -23,29 +23,59 @@ func Fallback(primary, secondary Source) Source {
 type fallback struct{ a, b Source }
 
 // retry runs fn on the primary, then, when it failed for another reason
-// than ctx, on the secondary, under protect; the primary's error is kept
-// when both fail.
+// than ctx, on the secondary, under protect. When both fail, the primary's
+// error is kept, unless it did not find the session at all (eventlog does
+// not see a session whose head it cannot find): the secondary's then says
+// more.
 func (f *fallback) retry(ctx context.Context, what string, fn func(s Source) error) error {
 	err := protect(what, func() error { return fn(f.a) })
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
-	if err2 := protect(what, func() error { return fn(f.b) }); err2 != nil {
-		return err
+	err2 := protect(what, func() error { return fn(f.b) })
+	switch {
+	case err2 == nil:
+		return nil
+	case errors.Is(err, eventlog.ErrNotFound):
+		return err2
 	}
-	return nil
+	return err
 }
 
+// SessionIDs lists the sessions both sources list, in order: the
+// secondary can list sessions the primary skips (eventlog skips a session
+// whose head record it cannot find, as if it were an import that never
+// finished, which is also what a damaged head key looks like). When the
+// primary fails, the secondary's list stands alone.
 func (f *fallback) SessionIDs(ctx context.Context) ([]string, error) {
 	ids, err := f.a.SessionIDs(ctx)
-	if err == nil || ctx.Err() != nil {
+	if ctx.Err() != nil {
 		return ids, err
 	}
 	ids2, err2 := f.b.SessionIDs(ctx)
-	if err2 == nil || len(ids2) > len(ids) {
+	switch {
+	case err != nil && (err2 == nil || len(ids2) > len(ids)):
 		return ids2, err2
+	case err != nil || err2 != nil:
+		return ids, err
 	}
-	return ids, err
+	return union(ids, ids2), nil
+}
+
+// union merges two sorted lists of ids.
+func union(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0] < b[0]:
+			out, a = append(out, a[0]), a[1:]
+		case len(a) == 0 || b[0] < a[0]:
+			out, b = append(out, b[0]), b[1:]
+		default:
+			out, a, b = append(out, a[0]), a[1:], b[1:]
+		}
+	}
+	return out
 }
 
 func (f *fallback) Head(ctx context.Context, id string) (eventlog.Head, error) {
@@ -155,6 +185,14 @@ func Open(path string, opts *FileOptions) (*Store, error) {
 		s.Warnings = append(s.Warnings, file.FormatErr())
 	}
 	return s, nil
+}
+
+// Notes lists what the File found under damaged keys (see File.Notes).
+func (s *Store) Notes() []string {
+	if s.file == nil {
+		return nil
+	}
+	return s.file.Notes()
 }
 
 // Close closes what Open opened.

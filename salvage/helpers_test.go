@@ -132,7 +132,7 @@ func payloads(t *testing.T, l *eventlog.Log, id string) [][]byte {
 // source store: every session the report says was copied is there, with
 // exactly the first Copied events the source holds, and verifies clean;
 // no other session is there.
-func checkCopy(t *testing.T, path string, rep salvage.Report, source *eventlog.Log) {
+func checkCopy(t *testing.T, path string, rep salvage.Report, source salvage.Source) {
 	t.Helper()
 	ctx := context.Background()
 	l := openRead(t, path)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -28,6 +29,14 @@ import (
 // bucket, 8-byte big-endian seq keys, records framed by codec.EncodeRecord)
 // one session at a time, so that damage stays with the session it is in.
 //
+// The keys of a session bucket are "events" (a bucket), "head" and
+// "header" (records). When one is not found (its key, or the page's order,
+// is damaged), File looks for what it names under the bucket's other keys:
+// the events bucket is the session bucket's only sub-bucket, the header
+// record the value that decodes as a session header naming the session,
+// the head record the value that decodes as a head record. Notes lists
+// what was found that way.
+//
 // Caveats: a session bucket without a head record is listed (a damaged
 // head looks the same as an import that never finished); its Head fails,
 // and Copy copies it as a session whose head is damaged.
@@ -38,6 +47,10 @@ type File struct {
 	// read.
 	format    int64
 	formatErr error
+
+	mu    sync.Mutex
+	notes []string // records found under a damaged key, in order
+	noted map[string]bool
 }
 
 var _ Source = (*File)(nil)
@@ -178,9 +191,11 @@ func (f *File) view(what string, fn func(tx *bolt.Tx) error) error {
 	return protect(what, func() error { return f.db.View(fn) })
 }
 
-// SessionIDs lists the keys of the sessions bucket that are buckets, in
-// key order, without reading the session buckets. When the walk breaks on
-// damage, the ids listed before it are returned with the error.
+// SessionIDs lists the keys of the sessions bucket, in key order, without
+// reading the session buckets: every key names a session, and one whose
+// value is not a bucket (a damaged page) is listed too, so that it is
+// reported rather than skipped. When the walk breaks on damage, the ids
+// listed before it are returned with the error.
 func (f *File) SessionIDs(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -192,10 +207,8 @@ func (f *File) SessionIDs(ctx context.Context) ([]string, error) {
 			return damagedf("salvage: the store has no %q bucket", errors.Safe(string(rawSessions)))
 		}
 		c := ss.Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if v == nil {
-				ids = append(ids, string(k))
-			}
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			ids = append(ids, string(k))
 		}
 		return nil
 	})
@@ -210,6 +223,9 @@ func session(tx *bolt.Tx, id string) (*bolt.Bucket, error) {
 	}
 	b := ss.Bucket([]byte(id))
 	if b == nil {
+		if ss.Get([]byte(id)) != nil {
+			return nil, damagedf("salvage: sessions/%q is a value, not a session bucket", errors.Safe(id))
+		}
 		return nil, errors.Mark(errors.Newf("salvage: no session %q", errors.Safe(id)), eventlog.ErrNotFound)
 	}
 	return b, nil
@@ -235,7 +251,7 @@ func (f *File) HeaderRecord(ctx context.Context, id string) ([]byte, error) {
 		if err != nil {
 			return err
 		}
-		v := b.Get(rawHeader)
+		v := f.headerValue(b, id)
 		if v == nil {
 			return damagedf("salvage: session %q has no header record", errors.Safe(id))
 		}
@@ -266,14 +282,14 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 		if err != nil {
 			return err
 		}
-		v := b.Get(rawHead)
+		v := f.headValue(b, id)
 		if v == nil {
 			return damagedf("salvage: session %q has no head record: it was never published, or its head is damaged", errors.Safe(id))
 		}
 		if headRec, err = value(v, "head record"); err != nil {
 			return err
 		}
-		headerRec, err = value(b.Get(rawHeader), "header record")
+		headerRec, err = value(f.headerValue(b, id), "header record")
 		return err
 	})
 	if err != nil {
@@ -317,7 +333,7 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 			if err != nil {
 				return err
 			}
-			eb := b.Bucket(rawEvents)
+			eb := f.eventsBucket(b, id)
 			if eb == nil {
 				return damagedf("salvage: session %q has no events bucket", errors.Safe(id))
 			}
@@ -361,6 +377,91 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 			return nil
 		}
 	}
+}
+
+// note records that a record or bucket was found under a damaged key.
+func (f *File) note(format string, args ...interface{}) {
+	n := fmt.Sprintf(format, args...)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noted == nil {
+		f.noted = map[string]bool{}
+	}
+	if !f.noted[n] {
+		f.noted[n] = true
+		f.notes = append(f.notes, n)
+	}
+}
+
+// Notes lists the records and buckets found under a damaged key so far,
+// one sentence each, naming the session.
+func (f *File) Notes() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.notes...)
+}
+
+// eventsBucket returns the events bucket of session bucket b: the bucket
+// under "events", else the session bucket's only sub-bucket.
+func (f *File) eventsBucket(b *bolt.Bucket, id string) *bolt.Bucket {
+	if eb := b.Bucket(rawEvents); eb != nil {
+		return eb
+	}
+	var key []byte
+	n := 0
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v == nil {
+			key, n = k, n+1
+		}
+	}
+	if n != 1 {
+		return nil
+	}
+	f.note("session %q: its events bucket was found under the key %q by a walk of the session's bucket, where a lookup missed it (a damaged key, or key order)", id, key)
+	return b.Bucket(key)
+}
+
+// headerValue returns the header record of session bucket b: the value
+// under "header", else the value that decodes as a header naming id.
+func (f *File) headerValue(b *bolt.Bucket, id string) []byte {
+	if v := b.Get(rawHeader); v != nil {
+		return v
+	}
+	return f.search(b, id, "header record", rawHead, func(v []byte) bool {
+		_, err := decodeHeader(id, v)
+		return err == nil
+	})
+}
+
+// headValue returns the head record of session bucket b: the value under
+// "head", else the value that decodes as a head record.
+func (f *File) headValue(b *bolt.Bucket, id string) []byte {
+	if v := b.Get(rawHead); v != nil {
+		return v
+	}
+	return f.search(b, id, "head record", rawHeader, func(v []byte) bool {
+		var h headRecord
+		return decodeEngine(v, &h, true) == nil
+	})
+}
+
+// search returns the one value of b, not under key other, that ok
+// accepts; nil when there is none or more than one.
+func (f *File) search(b *bolt.Bucket, id, what string, other []byte, ok func(v []byte) bool) []byte {
+	var found, key []byte
+	n := 0
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil && !bytes.Equal(k, other) && len(v) <= codec.MaxRecord && ok(v) {
+			found, key, n = v, k, n+1
+		}
+	}
+	if n != 1 {
+		return nil
+	}
+	f.note("session %q: its %s was found under the key %q by a walk of the session's bucket, where a lookup missed it (a damaged key, or key order)", id, what, key)
+	return found
 }
 
 // decodeEngine checks the frame of an engine record (CRC32C, version; the

@@ -479,6 +479,25 @@ func TestCopyFaults(t *testing.T) {
 // (which reads every session's bucket) refuses the whole store.
 func damageBucketPage(t *testing.T, path, id string) {
 	t.Helper()
+	damageRootPage(t, path, id, func(page []byte) { page[2] ^= 0x5a })
+}
+
+// damageHeadKey flips a bit of the key "head" in session id's root page:
+// eventlog then takes the session for an import that never finished.
+func damageHeadKey(t *testing.T, path, id string) {
+	t.Helper()
+	damageRootPage(t, path, id, func(page []byte) {
+		i := bytes.Index(page, []byte("head\x01")) // the key, then its record's version byte
+		if i < 0 {
+			t.Fatalf("no head key in the root page of %s", id)
+		}
+		page[i+1] ^= 0x01 // "hdad"
+	})
+}
+
+// damageRootPage applies fn to the root page of session id's bucket.
+func damageRootPage(t *testing.T, path, id string, fn func(page []byte)) {
+	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -499,7 +518,7 @@ func damageBucketPage(t *testing.T, path, id string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[root*ps+2] ^= 0x5a
+	fn(b[root*ps : (root+1)*ps])
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -553,6 +572,60 @@ func TestOpenFile(t *testing.T) {
 		clean, _ := buildStore(t)
 		checkCopy(t, out, rep, openRead(t, clean))
 	})
+	t.Run("head key damaged", func(t *testing.T) {
+		// eventlog lists the session no more (it looks unpublished);
+		// salvage, reading the bucket keys, finds the head record under
+		// the damaged key, copies the session whole and notes it.
+		path, orig := buildStore(t)
+		damageHeadKey(t, path, sessB)
+		ids, err := openRead(t, path).SessionIDs(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("eventlog lists %v", ids)
+		st, err := salvage.Open(path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		out := filepath.Join(t.TempDir(), "new.db")
+		rep, err := salvage.Into(context.Background(), st, out, &salvage.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkReport(t, rep, nil, orig)
+		checkCopy(t, out, rep, st)
+		if notes := st.Notes(); len(notes) != 1 || !strings.Contains(notes[0], `session "gen-2": its head record was found under the key "hdad"`) {
+			t.Errorf("Notes() = %q", notes)
+		}
+	})
+	for _, key := range []string{"events", "header\x01"} {
+		t.Run("key damaged "+key[:6], func(t *testing.T) {
+			path, orig := buildStore(t)
+			damageRootPage(t, path, sessB, func(page []byte) {
+				i := bytes.Index(page, []byte(key))
+				if i < 0 {
+					t.Fatalf("no key %q in the root page", key)
+				}
+				page[i+2] ^= 0x01
+			})
+			st, err := salvage.Open(path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			out := filepath.Join(t.TempDir(), "new.db")
+			rep, err := salvage.Into(context.Background(), st, out, &salvage.Options{NoSync: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkReport(t, rep, nil, orig)
+			checkCopy(t, out, rep, st)
+			if notes := st.Notes(); len(notes) != 1 || !strings.Contains(notes[0], `session "gen-2": its `) {
+				t.Errorf("Notes() = %q", notes)
+			}
+		})
+	}
 	t.Run("refusals", func(t *testing.T) {
 		dir := t.TempDir()
 		notStore := filepath.Join(dir, "not-a-store")

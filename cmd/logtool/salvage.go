@@ -85,6 +85,9 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	for _, n := range st.Notes() {
+		fmt.Fprintf(stderr, "logtool: warning: %s\n", n)
+	}
 	w := bufio.NewWriter(stdout)
 	for i := range rep.Sessions {
 		fmt.Fprintln(w, rep.Sessions[i].String())
