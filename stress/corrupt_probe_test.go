@@ -295,6 +295,7 @@ func probeSalvage(ctx context.Context, path, out string, orig *storeState) probe
 		sr.Warnings = append(sr.Warnings, oneLine(w))
 	}
 	rep, err := salvage.Into(ctx, st, out, &salvage.Options{NoSync: true})
+	sr.Warnings = append(sr.Warnings, st.Notes()...)
 	if cerr := st.Close(); err == nil {
 		err = cerr
 	}
@@ -312,6 +313,15 @@ func probeSalvage(ctx context.Context, path, out string, orig *storeState) probe
 		sr.Lines = append(sr.Lines, strings.ReplaceAll(s.String(), "\n", " "))
 		if s.Err != nil && !classified(s.Err) {
 			res.Unclassified = append(res.Unclassified, oneLine(s.Err))
+		}
+	}
+	reported := map[string]bool{}
+	for _, s := range rep.Sessions {
+		reported[s.ID] = true
+	}
+	for _, id := range orig.IDs {
+		if !reported[id] && !rep.Damaged() {
+			sr.Problems = append(sr.Problems, fmt.Sprintf("session %s is not in a report that says nothing is wrong", id))
 		}
 	}
 	nl, err := eventlog.Open(out, &eventlog.Options{ReadOnly: true})

@@ -44,16 +44,20 @@ import (
 // record damage whose finding does not name the record. The subtests:
 //
 //	sweep    positions in the data pages (page 2 on): a random sample of
-//	         -sweep.probes (2000) with seed -sweep.seed, or every byte with
-//	         -sweep.all
+//	         -sweep.probes (2000) with seed -sweep.seed, plus every byte of
+//	         the structure that locates sessions and records (page headers,
+//	         element arrays, keys and bucket headers of the pages that hold
+//	         no event record); or every byte with -sweep.all
 //	meta     the two meta pages: every byte of both meta records, and a
 //	         sample of the rest of the pages
 //	salvage  package salvage, opened as logtool salvage opens a store,
 //	         on damaged copies: flips in event records, in the structure of
-//	         pages, anywhere, and the sweep's probes that the store refused
-//	         to open. It never changes the damaged copy, everything it
-//	         copies verifies clean in the new store and is the original's
-//	         prefix, and a flip inside an event record loses exactly that
+//	         pages, in the keys of session buckets, anywhere, and the
+//	         sweep's probes that the store refused to open. It never changes
+//	         the damaged copy, everything it copies verifies clean in the
+//	         new store and is the original's prefix, no session of the
+//	         original goes missing from a report that says nothing is
+//	         wrong, and a flip inside an event record loses exactly that
 //	         record and what follows
 //
 // The counts per class are logged, and printed as one line to quote:
@@ -89,6 +93,16 @@ func TestCorrupt(t *testing.T) {
 			}
 		} else {
 			probes = sample(rng, lo, st.pm.size, *sweepProbes)
+			// The uniform sample mostly hits event records; the bytes that
+			// tell bbolt where sessions and records are (the pages of the
+			// root, sessions and session buckets, and branch pages) are
+			// few, so every one of them is probed too.
+			extra := structural(st.pm)
+			for _, off := range extra {
+				probes = append(probes, probeSpec{off: off, mask: 1 + rng.IntN(255)})
+			}
+			t.Logf("%d uniform probes, and every one of the %d bytes of page headers, elements, keys and bucket headers outside the leaves of events buckets",
+				*sweepProbes, len(extra))
 		}
 		t.Logf("seed %d (-sweep.seed), %d probes", *sweepSeed, len(probes))
 		for _, o := range runSweep(t, st, "probe", probes) {
@@ -125,7 +139,7 @@ func TestCorrupt(t *testing.T) {
 		for _, rs := range []struct {
 			regions []region
 			n       int
-		}{{records, 20}, {structure, 15}} {
+		}{{records, 20}, {structure, 15}, {sessionKeys(st.pm), 10}} {
 			for i := 0; i < rs.n; i++ {
 				r := rs.regions[rng.IntN(len(rs.regions))]
 				probes = append(probes, probeSpec{off: r.start + rng.IntN(r.end-r.start), mask: 1 + rng.IntN(255)})
@@ -165,6 +179,43 @@ type corruptStore struct {
 // probeSpec is one flip: the byte at off XOR mask.
 type probeSpec struct {
 	off, mask int
+}
+
+// sessionKeys returns the regions of the keys of session buckets (events,
+// head, header).
+func sessionKeys(pm *pageMap) []region {
+	var out []region
+	for _, r := range pm.regions {
+		if r.kind == kindKey && r.session != "" && r.seq < 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// structural returns every byte of page headers, elements, keys and bucket
+// headers in pages that hold no event record.
+func structural(pm *pageMap) []int {
+	records := map[int]bool{} // pages holding event records
+	for _, r := range pm.regions {
+		if r.kind == kindEventRecord {
+			for p := r.start / pm.pageSize; p <= (r.end-1)/pm.pageSize; p++ {
+				records[p] = true
+			}
+		}
+	}
+	var offs []int
+	for _, r := range pm.regions {
+		switch r.kind {
+		case kindPageHeader, kindElements, kindKey, kindBucketValue:
+			if !records[r.start/pm.pageSize] {
+				for off := r.start; off < r.end; off++ {
+					offs = append(offs, off)
+				}
+			}
+		}
+	}
+	return offs
 }
 
 // sample returns n distinct random positions in [lo, hi) with random

@@ -1,0 +1,310 @@
+package stress_test
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cockroachdb/errors"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/loggen"
+	"github.com/sessionlog/sessionlog/verify"
+)
+
+// TestCorruptNewestMeta is the recipe of the SILENT probes that
+// TestCorrupt/meta finds, reduced to one flip. It FAILS until the store
+// (or verify) notices a damaged meta page.
+//
+// bbolt keeps two meta pages and writes transaction T's meta to page T%2.
+// Open validates both and, when the newer one fails its checksum, uses the
+// older one without a word: that is how it survives a crash in the middle
+// of a meta write. But a flipped bit in the newest meta of a store whose
+// last commit succeeded (fsynced, acknowledged) looks exactly the same, so
+// the store opens as of the transaction before: here the last session
+// imported is gone, and verify, which checks the sessions it is given,
+// finds nothing. The next read-write commit then overwrites the damaged
+// page, and the loss is invisible for good.
+//
+// What would make this pass: eventlog.Open reads both meta pages itself
+// (magic, version, FNV-64a checksum over the first 56 bytes of the meta,
+// as bbolt does) and, when one fails, refuses a read-only open or reports
+// it (a warning that verify and salvage print: "meta page N is damaged;
+// the store opened at txid X, the transaction after it may be lost").
+func TestCorruptNewestMeta(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"first", "last"} {
+		h := codec.NewSessionHeader(id, 1767225600000, "", "", 0)
+		var evs []codec.Event
+		for seq, line := range []string{
+			`{"type":"turn/start","seq":0,"time":1767225600001,"data":{"turn":1}}`,
+			`{"type":"turn/end","seq":1,"time":1767225600002,"data":{"turn":1,"reason":{"kind":"completed"}}}`,
+		} {
+			ev, err := codec.ParseEvent([]byte(line), codec.Limits{})
+			if err != nil {
+				t.Fatalf("seq %d: %v", seq, err)
+			}
+			evs = append(evs, ev)
+		}
+		if _, err := l.Import(ctx, h, &eventSource{evs: evs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Flip one bit of the txid of the newest meta page.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := int(binary.LittleEndian.Uint32(b[bbPageHeader+8:]))
+	txid := func(page int) uint64 { return binary.LittleEndian.Uint64(b[page*ps+bbPageHeader+48:]) }
+	newest := 0
+	if txid(1) > txid(0) {
+		newest = 1
+	}
+	off := newest*ps + bbPageHeader + 48
+	b[off] ^= 0x01
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("flipped bit 0 of byte %d: the txid of meta page %d (txid %d; the other is %d)",
+		off, newest, txid(newest)^1, txid(1-newest))
+
+	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	if err != nil {
+		if !errors.Is(err, eventlog.ErrCorrupt) {
+			t.Fatalf("Open = %v, want an ErrCorrupt refusal", err)
+		}
+		return // refused with a classified error: not silent
+	}
+	defer ro.Close()
+	ids, err := ro.SessionIDs(ctx)
+	if err != nil {
+		if !errors.Is(err, eventlog.ErrCorrupt) {
+			t.Fatalf("SessionIDs = %v, want an ErrCorrupt refusal", err)
+		}
+		return
+	}
+	findings := 0
+	for _, id := range ids {
+		res, err := verify.Session(ctx, ro, id, verify.Options{Strict: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		findings += len(res.Findings)
+	}
+	if len(ids) != 2 && findings == 0 {
+		t.Errorf("SILENT: after one flipped bit in the newest meta page, the store opens without an error, "+
+			"lists sessions %v instead of [first last], and verify finds nothing: bbolt fell back to the "+
+			"older meta page, losing the last committed transaction", ids)
+	}
+}
+
+// TestCorruptHeadKey is the recipe of the SILENT probes the exhaustive
+// sweep (-sweep.all) finds in data pages, reduced to one flip. It FAILS
+// until eventlog tells a damaged session bucket from an unpublished one.
+//
+// eventlog takes a session bucket without a "head" key for an import that
+// never finished: SessionIDs and Sessions skip it, and a read-write Open
+// deletes it. One flipped bit that hides the key (in the key itself, in
+// the element that points at it, in the page's element count, in the
+// bucket header that points at the page, or a key before it that breaks
+// the page's order) therefore makes the session vanish without a finding,
+// and the next read-write Open destroys its events for good. (SessionIDs
+// also skips a key of the sessions bucket that is not a bucket, which a
+// flipped element flag makes of a session.)
+//
+// What would make this pass: mark unpublished sessions explicitly (a
+// staging marker written by the first staging transaction and deleted by
+// the publishing one, or a separate staging bucket), so that a session
+// bucket with neither head nor marker is reported as damaged (ErrCorrupt)
+// and never deleted; and report, not skip, non-bucket keys of the
+// sessions bucket.
+func TestCorruptHeadKey(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"kept", "hidden"} {
+		h := codec.NewSessionHeader(id, 1767225600000, "", "", 0)
+		ev, err := codec.ParseEvent([]byte(`{"type":"turn/start","seq":0,"time":1767225600001,"data":{"turn":1}}`), codec.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Import(ctx, h, &eventSource{evs: []codec.Event{ev}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Flip one bit of the key "head" in the root page of session "hidden".
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := mapPages(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := -1
+	for _, r := range pm.regions {
+		if r.kind == kindKey && r.session == "hidden" && string(b[r.start:r.end]) == "head" {
+			off = r.start + 1
+		}
+	}
+	if off < 0 {
+		t.Fatal("no head key of session hidden in the file")
+	}
+	b[off] ^= 0x01 // "hdad"
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("flipped bit 0 of byte %d: the key \"head\" of session hidden", off)
+
+	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	if err != nil {
+		if !errors.Is(err, eventlog.ErrCorrupt) {
+			t.Fatalf("Open = %v, want an ErrCorrupt refusal", err)
+		}
+	} else {
+		ids, err := ro.SessionIDs(ctx)
+		if err == nil {
+			findings := 0
+			for _, id := range ids {
+				res, err := verify.Session(ctx, ro, id, verify.Options{Strict: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				findings += len(res.Findings)
+			}
+			if len(ids) != 2 && findings == 0 {
+				t.Errorf("SILENT: after one flipped bit in a session's head key, the store lists %v instead of "+
+					"[hidden kept], and verify finds nothing: the session looks like an unfinished import", ids)
+			}
+		}
+		if err := ro.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A read-write Open removes unpublished sessions: here, the damaged one.
+	rw, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	if err == nil {
+		err = rw.Close()
+	}
+	if err != nil && !errors.Is(err, eventlog.ErrCorrupt) {
+		t.Fatalf("read-write Open = %v", err)
+	}
+	if bucketGone(t, path, "hidden") {
+		t.Errorf("DATA LOSS: a read-write Open deleted the damaged session \"hidden\" as an unfinished import; " +
+			"its events cannot be salvaged any more")
+	}
+}
+
+// bucketGone reports whether the sessions bucket has no key id any more.
+func bucketGone(t *testing.T, path, id string) bool {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	gone := false
+	err = db.View(func(tx *bolt.Tx) error {
+		gone = tx.Bucket([]byte("sessions")).Get([]byte(id)) == nil && tx.Bucket([]byte("sessions")).Bucket([]byte(id)) == nil
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gone
+}
+
+// TestCorruptBranchKey is the recipe of the MISSED probe the sweep finds:
+// verify says a session is clean while reading it fails. It FAILS until
+// verify reads records the way the readers do.
+//
+// A flipped bit in the size of a key of a branch page of an events bucket
+// misleads bbolt's binary search, so Seek — which Scan, and so replay,
+// export and the loop, use to find a seq — lands on the wrong leaf, while
+// a walk from First to Next, which is how verify (through Records from seq
+// 0) reads, never consults branch keys and sees every record in order.
+//
+// What would make this pass: verify also seeks where the readers seek
+// (for example, Records from seq 0 could Seek(0) and check it lands on
+// First, and each chunk could start with a Seek), or eventlog checks that
+// branch keys are ordered and match their children's first keys.
+func TestCorruptBranchKey(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, evs, err := loggen.Session(11, loggen.Options{Events: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Import(ctx, h, &eventSource{evs: evs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The branch page of the events bucket: flags 0x01 and 8-byte keys.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := int(binary.LittleEndian.Uint32(b[bbPageHeader+8:]))
+	off := -1
+	for p := 2; p < len(b)/ps && off < 0; p++ {
+		page := b[p*ps:]
+		if binary.LittleEndian.Uint16(page[8:]) == bbBranchPage && binary.LittleEndian.Uint16(page[10:]) > 2 &&
+			binary.LittleEndian.Uint32(page[bbPageHeader+bbElement+4:]) == 8 {
+			off = p*ps + bbPageHeader + bbElement + 4 // the key size of element 1
+		}
+	}
+	if off < 0 {
+		t.Fatal("no branch page with 8-byte keys: the session is too short")
+	}
+	b[off] ^= 0x0b // key size 8 → 3
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("flipped byte %d ^= 0x0b: the key size of element 1 of an events branch page (8 → 3)", off)
+
+	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("Open = %v", err)
+	}
+	defer ro.Close()
+	res, err := verify.Session(ctx, ro, h.ID, verify.Options{Strict: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rerr := readSession(ctx, ro, h.ID)
+	if !res.Failed() && rerr != nil {
+		t.Errorf("MISSED: verify finds nothing in session %s, yet reading it fails: %v", h.ID, rerr)
+	}
+	if res.Failed() && rerr == nil {
+		t.Logf("verify reports %v", res.Findings)
+	}
+}
