@@ -12,6 +12,10 @@ var (
 	// damaged. Errors that eventlog classifies keep their own class too
 	// (eventlog.ErrCorrupt, eventlog.ErrNotFound, …).
 	ErrDamaged = errors.New("salvage: damaged")
+	// ErrUnpublished is returned by File.Head for a session an Import or
+	// Fork was still filling when the store was last written (a crash):
+	// it was never published, so Copy skips it.
+	ErrUnpublished = errors.New("salvage: never published")
 )
 
 // existsf returns an error marked ErrExists, created one frame up.

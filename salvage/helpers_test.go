@@ -142,7 +142,7 @@ func checkCopy(t *testing.T, path string, rep salvage.Report, source salvage.Sou
 	}
 	copied := map[string]bool{}
 	for _, s := range rep.Sessions {
-		if s.Lost {
+		if s.Lost || s.Skipped() {
 			continue
 		}
 		copied[s.ID] = true

@@ -37,9 +37,10 @@ import (
 // the head record the value that decodes as a head record. Notes lists
 // what was found that way.
 //
-// Caveats: a session bucket without a head record is listed (a damaged
-// head looks the same as an import that never finished); its Head fails,
-// and Copy copies it as a session whose head is damaged.
+// A session bucket that an Import or Fork was still filling (its
+// "staging" mark, no head) is listed, and its Head fails with
+// ErrUnpublished: Copy skips it. One with neither head nor mark is
+// damaged: Copy copies its events and reports its head as unreadable.
 type File struct {
 	db   *bolt.DB
 	path string
@@ -71,6 +72,7 @@ var (
 	rawFormat   = []byte("format")
 	rawHeader   = []byte("header")
 	rawHead     = []byte("head")
+	rawStaging  = []byte("staging") // an Import or Fork is (or was, before a crash) filling the bucket
 )
 
 // OpenFile opens the store file at path read-only, directly with bbolt. A
@@ -283,8 +285,12 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 			return err
 		}
 		v := f.headValue(b, id)
-		if v == nil {
-			return damagedf("salvage: session %q has no head record: it was never published, or its head is damaged", errors.Safe(id))
+		switch {
+		case v == nil && b.Get(rawStaging) != nil:
+			return errors.Mark(errors.Newf("salvage: session %q was never published: an import or fork did not finish",
+				errors.Safe(id)), ErrUnpublished)
+		case v == nil:
+			return damagedf("salvage: session %q has no head record", errors.Safe(id))
 		}
 		if headRec, err = value(v, "head record"); err != nil {
 			return err

@@ -52,6 +52,10 @@ const (
 	// Refused: the new store refused an event (or the header) that passed
 	// salvage's own checks; it is kept out, with what follows it.
 	Refused
+	// Unpublished: an Import or Fork was still filling the session when
+	// the store was last written; it was never published, and is skipped.
+	// This is not damage.
+	Unpublished
 )
 
 func (c Cause) String() string {
@@ -86,6 +90,8 @@ func (c Cause) String() string {
 		return "duplicate id"
 	case Refused:
 		return "refused"
+	case Unpublished:
+		return "never published"
 	}
 	return "unknown"
 }
@@ -124,6 +130,10 @@ type Session struct {
 // Whole reports whether the session was copied whole and checked out.
 func (s *Session) Whole() bool { return !s.Lost && s.Cause == None && s.HeadErr == nil }
 
+// Skipped reports whether the session was skipped because it was never
+// published (an import that did not finish); that is not damage.
+func (s *Session) Skipped() bool { return s.Cause == Unpublished }
+
 // LostEvents returns the number of events lost, and whether that number is
 // known (it is not when the head is damaged and the records could not be
 // walked to their end).
@@ -141,6 +151,9 @@ func (s *Session) String() string {
 	var b strings.Builder
 	id := quoteID(s.ID)
 	switch {
+	case s.Skipped():
+		fmt.Fprintf(&b, "%s skipped: never published (an import or fork that did not finish)", id)
+		return b.String()
 	case s.Lost:
 		fmt.Fprintf(&b, "%s lost: nothing copied", id)
 		if s.End >= 0 {
@@ -213,7 +226,7 @@ func (r *Report) Damaged() bool {
 		return true
 	}
 	for i := range r.Sessions {
-		if !r.Sessions[i].Whole() {
+		if s := &r.Sessions[i]; !s.Whole() && !s.Skipped() {
 			return true
 		}
 	}
@@ -225,7 +238,9 @@ func (r *Report) Damaged() bool {
 // be) lost.
 type Totals struct {
 	Whole, Damaged, Lost int
-	Copied, LostEvents   int64
+	// Skipped counts sessions never published (not damage).
+	Skipped            int
+	Copied, LostEvents int64
 	// Unknown is set when some session's lost count is not known.
 	Unknown bool
 }
@@ -236,6 +251,9 @@ func (r *Report) Totals() Totals {
 	for i := range r.Sessions {
 		s := &r.Sessions[i]
 		switch {
+		case s.Skipped():
+			t.Skipped++
+			continue
 		case s.Lost:
 			t.Lost++
 		case s.Whole():
@@ -264,6 +282,9 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&b, ", at least %d lost", t.LostEvents)
 	default:
 		fmt.Fprintf(&b, ", %d lost", t.LostEvents)
+	}
+	if t.Skipped > 0 {
+		fmt.Fprintf(&b, "; %d never published, skipped", t.Skipped)
 	}
 	if r.List != nil {
 		fmt.Fprintf(&b, "; the session list is damaged, sessions past the damage are not known: %v", r.List)

@@ -117,9 +117,13 @@ func copySession(ctx context.Context, src Source, dst Destination, id string) (S
 	if cerr := ctx.Err(); cerr != nil {
 		return s, errors.Wrap(cerr, "salvage")
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrUnpublished):
+		s.Cause, s.Err = Unpublished, err
+		return s, nil
+	case err != nil:
 		s.HeadErr = err
-	} else {
+	default:
 		s.End = head.Next
 	}
 

@@ -784,3 +784,46 @@ func TestSessionString(t *testing.T) {
 		})
 	}
 }
+
+// TestUnpublished: a session an import was still staging when the store
+// was last written (a crash) was never published: salvage skips it, and
+// that is not damage.
+func TestUnpublished(t *testing.T) {
+	path, _ := buildStore(t)
+	rewrite(t, path, sessB, func(b, _ *bolt.Bucket) error {
+		if err := b.Delete([]byte("head")); err != nil {
+			return err
+		}
+		return b.Put([]byte("staging"), []byte{1})
+	})
+	st, err := salvage.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	out := filepath.Join(t.TempDir(), "new.db")
+	rep, err := salvage.Into(context.Background(), st, out, &salvage.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("report:\n%s", reportText(rep))
+	var skipped []string
+	for _, s := range rep.Sessions {
+		if s.Skipped() {
+			skipped = append(skipped, s.String())
+		} else if !s.Whole() {
+			t.Errorf("session %s: %s", s.ID, s.String())
+		}
+	}
+	want := sessB + " skipped: never published (an import or fork that did not finish)"
+	if len(skipped) != 1 || skipped[0] != want {
+		t.Errorf("skipped %q, want [%q]", skipped, want)
+	}
+	if rep.Damaged() {
+		t.Errorf("Damaged() = true for a store whose only oddity is an unfinished import")
+	}
+	if !strings.HasSuffix(rep.Summary(), "; 1 never published, skipped") {
+		t.Errorf("Summary() = %q", rep.Summary())
+	}
+	checkCopy(t, out, rep, st)
+}
