@@ -113,8 +113,8 @@ func TestCorruptNewestMeta(t *testing.T) {
 }
 
 // TestCorruptHeadKey is the recipe of the SILENT probes the exhaustive
-// sweep (-sweep.all) finds in data pages, reduced to one flip. It FAILS
-// until eventlog tells a damaged session bucket from an unpublished one.
+// sweep (-sweep.all) found in data pages, reduced to one flip. eventlog
+// fixed it (commit 4cb6884, a staging mark): this test keeps it fixed.
 //
 // eventlog takes a session bucket without a "head" key for an import that
 // never finished: SessionIDs and Sessions skip it, and a read-write Open
@@ -122,16 +122,7 @@ func TestCorruptNewestMeta(t *testing.T) {
 // the element that points at it, in the page's element count, in the
 // bucket header that points at the page, or a key before it that breaks
 // the page's order) therefore makes the session vanish without a finding,
-// and the next read-write Open destroys its events for good. (SessionIDs
-// also skips a key of the sessions bucket that is not a bucket, which a
-// flipped element flag makes of a session.)
-//
-// What would make this pass: mark unpublished sessions explicitly (a
-// staging marker written by the first staging transaction and deleted by
-// the publishing one, or a separate staging bucket), so that a session
-// bucket with neither head nor marker is reported as damaged (ErrCorrupt)
-// and never deleted; and report, not skip, non-bucket keys of the
-// sessions bucket.
+// and the next read-write Open destroys its events for good.
 func TestCorruptHeadKey(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
@@ -306,5 +297,106 @@ func TestCorruptBranchKey(t *testing.T) {
 	}
 	if res.Failed() && rerr == nil {
 		t.Logf("verify reports %v", res.Findings)
+	}
+}
+
+// TestCorruptSessionNotBucket is the recipe of the SILENT probes the sweep
+// still finds in data pages, reduced to one flip. It FAILS until
+// eventlog's SessionIDs reports what it now skips.
+//
+// A flipped bit in the flags of a leaf element of the sessions bucket
+// turns a session's bucket into a plain value: bbolt no longer opens it as
+// a bucket, and SessionIDs, which lists only keys whose value is a bucket,
+// skips it, so verify never looks at the session and finds nothing
+// (Sessions, by contrast, refuses the store: "is a value, not a session
+// bucket").
+//
+// What would make this pass: SessionIDs lists every key of the sessions
+// bucket (Head and Records then report such a key as corrupt), or fails
+// with ErrCorrupt as Sessions does.
+func TestCorruptSessionNotBucket(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"kept", "hidden"} {
+		h := codec.NewSessionHeader(id, 1767225600000, "", "", 0)
+		ev, err := codec.ParseEvent([]byte(`{"type":"turn/start","seq":0,"time":1767225600001,"data":{"turn":1}}`), codec.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Import(ctx, h, &eventSource{evs: []codec.Event{ev}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The leaf element of "hidden" in the sessions bucket's root page.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root int
+	err = db.View(func(tx *bolt.Tx) error { root = int(tx.Bucket([]byte("sessions")).Root()); return nil })
+	ps := db.Info().PageSize
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil || root == 0 {
+		t.Fatalf("sessions bucket root %d: %v", root, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := b[root*ps:]
+	off := -1
+	for i := 0; i < int(binary.LittleEndian.Uint16(page[10:])); i++ {
+		e := bbPageHeader + i*bbElement
+		pos, ksize := int(binary.LittleEndian.Uint32(page[e+4:])), int(binary.LittleEndian.Uint32(page[e+8:]))
+		if string(page[e+pos:e+pos+ksize]) == "hidden" {
+			off = root*ps + e
+		}
+	}
+	if off < 0 {
+		t.Fatal("no element for session hidden in the sessions bucket's root page")
+	}
+	b[off] ^= bbBucketLeafFlag
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("flipped bit 0 of byte %d: the bucket flag of the element of session hidden in the sessions bucket", off)
+
+	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	if err != nil {
+		if !errors.Is(err, eventlog.ErrCorrupt) {
+			t.Fatalf("Open = %v, want an ErrCorrupt refusal", err)
+		}
+		return
+	}
+	defer ro.Close()
+	ids, err := ro.SessionIDs(ctx)
+	if err != nil {
+		if !errors.Is(err, eventlog.ErrCorrupt) {
+			t.Fatalf("SessionIDs = %v, want an ErrCorrupt refusal", err)
+		}
+		return
+	}
+	findings := 0
+	for _, id := range ids {
+		res, err := verify.Session(ctx, ro, id, verify.Options{Strict: true})
+		if err != nil {
+			findings++ // an error naming the session is not silent
+			continue
+		}
+		findings += len(res.Findings)
+	}
+	if len(ids) != 2 && findings == 0 {
+		t.Errorf("SILENT: after one flipped bit in an element flag of the sessions bucket, the store lists %v "+
+			"instead of [hidden kept], and verify finds nothing", ids)
 	}
 }
