@@ -30,7 +30,7 @@ type worker struct {
 func startWorker(t *testing.T, st *corruptStore) (*worker, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCorruptWorker$", "-test.count=1", "-test.timeout=0")
 	cmd.Env = append(os.Environ(), envCorruptStore+"="+st.path, envCorruptDir+"="+st.dir)
-	w := &worker{cmd: cmd, lines: make(chan string, 16), stderr: &tailBuffer{max: 4096}, done: make(chan struct{})}
+	w := &worker{cmd: cmd, lines: make(chan string, 16), stderr: &tailBuffer{max: 256 << 10}, done: make(chan struct{})}
 	cmd.Stderr = w.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -124,17 +124,18 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// tail returns why the process died: the first "fatal error:" or
+// "panic:" line of its stderr, else its last line.
 func (b *tailBuffer) tail() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := strings.TrimSpace(string(b.b))
-	if i := strings.LastIndex(s, "\n\n"); i >= 0 && len(s)-i > 200 {
-		s = s[i+2:]
+	lines := strings.Split(strings.TrimSpace(string(b.b)), "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") || strings.Contains(l, "ThreadSanitizer") {
+			return l
+		}
 	}
-	if i := strings.Index(s, "\n"); i >= 0 {
-		s = s[:i] + " …"
-	}
-	return s
+	return lines[len(lines)-1]
 }
 
 // report counts the outcomes, logs them by class and by where the flip

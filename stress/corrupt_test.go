@@ -26,7 +26,7 @@ import (
 // time (XOR with a random non-zero mask) and checks what a reader of each
 // copy sees. Every probe runs in a worker process (TestCorruptWorker),
 // because bbolt can crash or hang on a damaged page; a probe that kills or
-// hangs its worker (60 s) counts as refused-crash. Each probe is one of:
+// hangs its worker (2 min) counts as refused-crash. Each probe is one of:
 //
 //	ok-identical   verify finds nothing, and every session, event and
 //	               rebuilt step digest is as in the original
@@ -35,7 +35,9 @@ import (
 //	               that session and seq
 //	refused        Open or the session list fails with a classified error
 //	refused-crash  the worker crashed or hung (bbolt faulted: acceptable,
-//	               counted apart)
+//	               counted apart; under the race detector, checkptr also
+//	               kills it when bbolt's pointer arithmetic on a damaged
+//	               page straddles allocations)
 //	SILENT         verify finds nothing, yet something reads differently:
 //	               a rebuilt digest, an event, the set of sessions
 //	MISSED         verify finds nothing, yet reading or rebuilding fails
@@ -164,9 +166,11 @@ var (
 // probeTimeout is how long a probe may take before its worker counts as
 // hung. A probe takes milliseconds, but a flip of the high byte of a leaf
 // element's value size makes eventlog allocate a buffer of that bogus size
-// (up to 4 GiB) and copy into it until the read faults past the memory
-// map, which takes up to 20 s under the race detector.
-const probeTimeout = 60 * time.Second
+// (up to 4 GiB; reported to its owner) and copy into it until the read
+// faults past the memory map: cheap in a normal build (the pages are never
+// touched), but under the race detector, which shadows the whole range,
+// such a probe takes about 30 s and 5–7 GB of memory.
+const probeTimeout = 2 * time.Minute
 
 // sweepWorkers is how many probes run at once.
 const sweepWorkers = 2
