@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"bytes"
 	"context"
 	"io"
 
@@ -236,7 +237,16 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 			c := eb.Cursor()
 			k, v := c.Seek(seqKey(next))
 			if next == 0 {
-				k, v = c.First() // keys that sort before seq 0 are damage too
+				// Keys that sort before seq 0 are damage too, so start at
+				// the first key; but readers seek, and a damaged branch
+				// page can send a seek astray while the leaves are whole:
+				// check that seeking seq 0 finds what the walk finds.
+				sk := k
+				k, v = c.First()
+				if k != nil && !bytes.Equal(sk, k) && bytes.Equal(k, seqKey(0)) {
+					return corruptf("eventlog: session %q: seeking seq 0 finds another key: the events index is damaged",
+						errors.Safe(session))
+				}
 			}
 			for ; k != nil; k, v = c.Next() {
 				if len(offs) == chunkRecords || len(buf) >= chunkBytes {

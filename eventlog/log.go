@@ -428,6 +428,9 @@ func sessionBucket(tx *bolt.Tx, id string) *bolt.Bucket {
 func published(tx *bolt.Tx, id string) (b *bolt.Bucket, headRec, headerRec []byte, err error) {
 	b = sessionBucket(tx, id)
 	if b == nil {
+		if ss := tx.Bucket(bucketSessions); ss != nil && ss.Get([]byte(id)) != nil {
+			return nil, nil, nil, corruptf("eventlog: sessions/%q is a value, not a session bucket", errors.Safe(id))
+		}
 		return nil, nil, nil, noSession(id)
 	}
 	headRec = b.Get(keyHead)
@@ -567,9 +570,10 @@ func (l *Log) SessionIDs(ctx context.Context) ([]string, error) {
 		}
 		c := ss.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			// Published sessions, and damaged ones (no head, no staging
-			// mark), which readers then report as corrupt.
-			if v == nil && ss.Bucket(k).Get(keyStaging) == nil {
+			// Published sessions, and damaged ones (no head and no staging
+			// mark, or a value where a session bucket belongs), which
+			// readers then report as corrupt.
+			if v != nil || ss.Bucket(k).Get(keyStaging) == nil {
 				ids = append(ids, string(k))
 			}
 		}

@@ -46,9 +46,10 @@ type lister interface {
 	SessionIDs(ctx context.Context) ([]string, error)
 }
 
-// metaChecker checks the store's own structure; *eventlog.Log is one.
-type metaChecker interface {
+// storeChecker checks the store's own structure; *eventlog.Log is one.
+type storeChecker interface {
 	CheckMeta() error
+	CheckStructure() error
 }
 
 func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, stderr io.Writer) (err error) {
@@ -72,11 +73,14 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 	w := bufio.NewWriter(stdout)
 	var sessions, findings, warnings, steps, digests, inherited int
 	// bbolt opens a store whose newest meta page is damaged on the older
-	// one, one commit back: only this check can tell.
-	if mc, ok := st.(metaChecker); ok {
-		if err := mc.CheckMeta(); err != nil {
-			findings++
-			fmt.Fprintf(w, "store: finding corrupt: %v\n", err)
+	// one, one commit back, and a damaged branch page can hide records
+	// from a seek while a walk finds them all: only these checks tell.
+	if sc, ok := st.(storeChecker); ok {
+		for _, check := range []func() error{sc.CheckMeta, sc.CheckStructure} {
+			if err := check(); err != nil {
+				findings++
+				fmt.Fprintf(w, "store: finding corrupt: %v\n", err)
+			}
 		}
 	}
 	var events int64
