@@ -148,8 +148,13 @@ type Store struct {
 	// Warnings say what Open had to work around: eventlog.Open's refusal,
 	// a damaged format record.
 	Warnings []error
-	log      *eventlog.Log
-	file     *File
+	// Meta is eventlog's Log.CheckMeta error: a damaged bbolt meta page,
+	// which makes bbolt read the store as it was one commit earlier (the
+	// last commit may be lost; nothing in the data tells). nil when the
+	// meta pages check out or eventlog.Open refused the store.
+	Meta error
+	log  *eventlog.Log
+	file *File
 }
 
 // Open opens the store at path read-only for salvage, as the logtool
@@ -180,6 +185,9 @@ func Open(path string, opts *FileOptions) (*Store, error) {
 		s.Warnings = append(s.Warnings, errors.Wrap(lerr, "salvage: the store does not open as a whole; reading it session by session"))
 	default:
 		return nil, lerr
+	}
+	if log != nil {
+		s.Meta = log.CheckMeta()
 	}
 	if file != nil && file.FormatErr() != nil {
 		s.Warnings = append(s.Warnings, file.FormatErr())

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -81,6 +82,9 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 	for _, w := range st.Warnings {
 		fmt.Fprintf(stderr, "logtool: warning: %v\n", w)
 	}
+	if st.Meta != nil {
+		fmt.Fprintf(stderr, "logtool: warning: %v\n", st.Meta)
+	}
 	rep, err := salvage.Into(ctx, st, opts.out, nil)
 	if err != nil {
 		return err
@@ -96,23 +100,26 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 	if err := w.Flush(); err != nil {
 		return errors.Wrap(err, "salvage: write the report")
 	}
-	if !rep.Damaged() {
+	if !rep.Damaged() && st.Meta == nil {
 		return nil
 	}
 	t := rep.Totals()
-	what := "the session list is damaged"
+	var what []string
 	if n := t.Damaged + t.Lost; n > 0 {
 		lost := fmt.Sprintf("%d", t.LostEvents)
 		if t.Unknown {
 			lost = "at least " + lost
 		}
-		what = fmt.Sprintf("%s not copied whole, %s %s lost", count(n, "session", "sessions"), lost,
-			plural(int(t.LostEvents), "event", "events"))
-		if rep.List != nil {
-			what += "; the session list is damaged"
-		}
+		what = append(what, fmt.Sprintf("%s not copied whole, %s %s lost", count(n, "session", "sessions"), lost,
+			plural(int(t.LostEvents), "event", "events")))
 	}
-	return errors.WithHintf(errors.Mark(errors.Newf("salvage: %s", errors.Safe(what)), ErrFindings),
+	if rep.List != nil {
+		what = append(what, "the session list is damaged")
+	}
+	if st.Meta != nil {
+		what = append(what, "a bbolt meta page is damaged: the store reads as it was one commit earlier")
+	}
+	return errors.WithHintf(errors.Mark(errors.Newf("salvage: %s", errors.Safe(strings.Join(what, "; "))), ErrFindings),
 		"the lines above name each session's lost seqs and why; %s holds the rest, and 'logtool --db %s verify' checks it",
 		errors.Safe(opts.out), errors.Safe(opts.out))
 }

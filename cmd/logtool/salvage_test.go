@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"testing"
@@ -18,6 +19,8 @@ import (
 //	                     the number of occurrences
 //	break-page PATH ID   damage the page id in the header of the root page
 //	                     of session ID's bucket: bbolt panics reading it
+//	flip-meta PATH       flip a bit of the txid of the newest bbolt meta
+//	                     page: bbolt opens the store one commit back
 //
 // Every logtool salvage run is checked to leave the store it reads (--db,
 // else $DB) byte-identical.
@@ -28,6 +31,8 @@ func TestSalvage(t *testing.T) {
 		switch td.Cmd {
 		case "flip":
 			return flipDirective(t, td, s.expand(td.CmdArgs[0].String()), td.CmdArgs[1].String())
+		case "flip-meta":
+			return flipMetaDirective(t, td, s.expand(td.CmdArgs[0].String()))
 		case "break-page":
 			return breakPageDirective(t, td, s.expand(td.CmdArgs[0].String()), td.CmdArgs[1].String())
 		case "logtool":
@@ -109,4 +114,25 @@ func breakPageDirective(t *testing.T, td *datadriven.TestData, path, id string) 
 		t.Fatalf("%s: break-page: %v", td.Pos, err)
 	}
 	return "broke the root page of session " + id + "\n"
+}
+
+// flipMetaDirective flips a bit of the txid of the newest meta page.
+func flipMetaDirective(t *testing.T, td *datadriven.TestData, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%s: flip-meta: %v", td.Pos, err)
+	}
+	// The meta follows a 16-byte page header: magic, version, page size,
+	// flags (4 bytes each), root (16), freelist, pgid, txid (8 each).
+	ps := int(binary.LittleEndian.Uint32(b[16+8:]))
+	txid := func(page int) uint64 { return binary.LittleEndian.Uint64(b[page*ps+16+48:]) }
+	newest := 0
+	if txid(1) > txid(0) {
+		newest = 1
+	}
+	b[newest*ps+16+48] ^= 0x01
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatalf("%s: flip-meta: %v", td.Pos, err)
+	}
+	return fmt.Sprintf("flipped the txid of meta page %d\n", newest)
 }
