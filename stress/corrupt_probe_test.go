@@ -226,6 +226,14 @@ func probe(ctx context.Context, path string, orig *storeState) probeResult {
 		return res
 	}
 	detected := false
+	// bbolt falls back to the older meta page without a word when the
+	// newest is damaged; only CheckMeta can tell.
+	if err := l.CheckMeta(); err != nil {
+		note(err)
+		detected = true
+		res.Findings = append(res.Findings, findingKey{Seq: -1, Kind: "meta"})
+		res.Err = oneLine(err)
+	}
 	for _, id := range ids {
 		v, err := verify.Session(ctx, l, id, verify.Options{})
 		if err != nil {

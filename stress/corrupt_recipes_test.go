@@ -17,8 +17,9 @@ import (
 )
 
 // TestCorruptNewestMeta is the recipe of the SILENT probes that
-// TestCorrupt/meta finds, reduced to one flip. It FAILS until the store
-// (or verify) notices a damaged meta page.
+// TestCorrupt/meta found, reduced to one flip. eventlog fixed it (commit
+// 3c1c4c7: Log.CheckMeta, which logtool verify runs): this test keeps it
+// fixed.
 //
 // bbolt keeps two meta pages and writes transaction T's meta to page T%2.
 // Open validates both and, when the newer one fails its checksum, uses the
@@ -30,11 +31,9 @@ import (
 // finds nothing. The next read-write commit then overwrites the damaged
 // page, and the loss is invisible for good.
 //
-// What would make this pass: eventlog.Open reads both meta pages itself
-// (magic, version, FNV-64a checksum over the first 56 bytes of the meta,
-// as bbolt does) and, when one fails, refuses a read-only open or reports
-// it (a warning that verify and salvage print: "meta page N is damaged;
-// the store opened at txid X, the transaction after it may be lost").
+// The fix: eventlog reads both meta pages itself (magic, version, FNV-64a
+// checksum over the first 56 bytes of the meta, as bbolt does) and
+// CheckMeta reports a damaged one.
 func TestCorruptNewestMeta(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
@@ -90,6 +89,13 @@ func TestCorruptNewestMeta(t *testing.T) {
 		return // refused with a classified error: not silent
 	}
 	defer ro.Close()
+	if err := ro.CheckMeta(); err != nil {
+		if !errors.Is(err, eventlog.ErrCorrupt) {
+			t.Fatalf("CheckMeta = %v, want ErrCorrupt", err)
+		}
+		t.Logf("CheckMeta: %v", err)
+		return
+	}
 	ids, err := ro.SessionIDs(ctx)
 	if err != nil {
 		if !errors.Is(err, eventlog.ErrCorrupt) {
@@ -227,9 +233,9 @@ func bucketGone(t *testing.T, path, id string) bool {
 	return gone
 }
 
-// TestCorruptBranchKey is the recipe of the MISSED probe the sweep finds:
-// verify says a session is clean while reading it fails. It FAILS until
-// verify reads records the way the readers do.
+// TestCorruptBranchKey is the recipe of the MISSED probe the sweep found:
+// verify says a session is clean while reading it fails. It fails while
+// verify reads records another way than the readers do.
 //
 // A flipped bit in the size of a key of a branch page of an events bucket
 // misleads bbolt's binary search, so Seek — which Scan, and so replay,
@@ -237,7 +243,7 @@ func bucketGone(t *testing.T, path, id string) bool {
 // a walk from First to Next, which is how verify (through Records from seq
 // 0) reads, never consults branch keys and sees every record in order.
 //
-// What would make this pass: verify also seeks where the readers seek
+// The fix: verify also seeks where the readers seek
 // (for example, Records from seq 0 could Seek(0) and check it lands on
 // First, and each chunk could start with a Seek), or eventlog checks that
 // branch keys are ordered and match their children's first keys.
@@ -301,8 +307,8 @@ func TestCorruptBranchKey(t *testing.T) {
 }
 
 // TestCorruptSessionNotBucket is the recipe of the SILENT probes the sweep
-// still finds in data pages, reduced to one flip. It FAILS until
-// eventlog's SessionIDs reports what it now skips.
+// found in data pages after the head-key fix, reduced to one flip. It
+// fails while eventlog's SessionIDs skips what it should report.
 //
 // A flipped bit in the flags of a leaf element of the sessions bucket
 // turns a session's bucket into a plain value: bbolt no longer opens it as
@@ -311,9 +317,9 @@ func TestCorruptBranchKey(t *testing.T) {
 // (Sessions, by contrast, refuses the store: "is a value, not a session
 // bucket").
 //
-// What would make this pass: SessionIDs lists every key of the sessions
-// bucket (Head and Records then report such a key as corrupt), or fails
-// with ErrCorrupt as Sessions does.
+// The fix: SessionIDs lists every key of the sessions bucket (Head and
+// Records then report such a key as corrupt), or fails with ErrCorrupt as
+// Sessions does.
 func TestCorruptSessionNotBucket(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
