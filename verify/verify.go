@@ -70,6 +70,9 @@ func (f Finding) String() string {
 	if f.Warning {
 		level = "warning"
 	}
+	if f.Session == "" {
+		return fmt.Sprintf("store: %s %s: %s", level, f.Kind, f.Message)
+	}
 	if f.Seq < 0 {
 		return fmt.Sprintf("%s: %s %s: %s", f.Session, level, f.Kind, f.Message)
 	}

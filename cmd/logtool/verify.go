@@ -46,12 +46,6 @@ type lister interface {
 	SessionIDs(ctx context.Context) ([]string, error)
 }
 
-// storeChecker checks the store's own structure; *eventlog.Log is one.
-type storeChecker interface {
-	CheckMeta() error
-	CheckStructure() error
-}
-
 func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, stderr io.Writer) (err error) {
 	st, err := opts.g.open(openRead)
 	if err != nil {
@@ -72,18 +66,16 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 	progress := isTerminal(stderr)
 	w := bufio.NewWriter(stdout)
 	var sessions, findings, warnings, steps, digests, inherited int
-	// bbolt opens a store whose newest meta page is damaged on the older
-	// one, one commit back, and a damaged branch page can hide records
-	// from a seek while a walk finds them all: only these checks tell.
-	if sc, ok := st.(storeChecker); ok {
-		for _, check := range []func() error{sc.CheckMeta, sc.CheckStructure} {
-			if err := check(); err != nil {
-				findings++
-				fmt.Fprintf(w, "store: finding corrupt: %v\n", err)
-			}
+	var events int64
+	// The store's own structures first: bbolt opens a store whose newest
+	// meta page is damaged one commit back, and a damaged branch page can
+	// hide records from a seek while a walk over them finds them all.
+	if sc, ok := st.(verify.StoreChecker); ok {
+		for _, f := range verify.CheckStore(sc) {
+			findings++
+			fmt.Fprintln(w, f.String())
 		}
 	}
-	var events int64
 	for i, id := range ids {
 		if progress {
 			fmt.Fprintf(stderr, "\rverifying %d/%d", i+1, len(ids))
