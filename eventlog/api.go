@@ -76,7 +76,8 @@ type Validator interface {
 // Options configures Open. The zero value (or nil) means the defaults.
 type Options struct {
 	// LockTimeout bounds the wait for a store held by another process;
-	// then Open fails with ErrLocked. 0 means 1 s.
+	// then Open fails with ErrLocked. 0 (or less) means 1 s: there is no
+	// unbounded wait.
 	LockTimeout time.Duration
 	// ReadOnly opens the store for reading; a missing file is ErrNotFound
 	// and nothing is created.

@@ -81,7 +81,9 @@ var noFreelistSync = false
 
 // withDefaults returns o with its zero values replaced by the defaults.
 func (o Options) withDefaults() Options {
-	if o.LockTimeout == 0 {
+	if o.LockTimeout <= 0 {
+		// bbolt waits forever on a zero or negative timeout; a held store
+		// must be reported, never waited on for good.
 		o.LockTimeout = DefaultLockTimeout
 	}
 	if o.ValidatorCache <= 0 {

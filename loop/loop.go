@@ -120,7 +120,8 @@ func discard(rebuild.Step) error { return nil }
 // ID is the session's id.
 func (l *Loop) ID() string { return l.hdr.ID }
 
-// Next is the seq the next event will have.
+// Next is the seq the next event will have. Call it from the goroutine
+// that calls Send, or between turns: a turn in flight changes it.
 func (l *Loop) Next() int64 { return l.next }
 
 // load folds the stored log into the loop's state and the checker's.
