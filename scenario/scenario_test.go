@@ -1,0 +1,103 @@
+package scenario_test
+
+import (
+	"context"
+	"github.com/cockroachdb/errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/compact"
+	"github.com/sessionlog/sessionlog/loop"
+	"github.com/sessionlog/sessionlog/scenario"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name, js string
+		wantErr  bool
+	}{
+		{"minimal", `{"turns":[{"prompt":"hi"}]}`, false},
+		{"everything", `{"session":"s","config":{"provider":"p","model":"m","temperature":0.5,"maxTokens":9,"stop":[]},
+		  "system":"s","tools":[{"name":"t","description":"d","parameters":{"z":1,"a":2}}],
+		  "prefix":[[{"role":"user","content":[{"type":"text","text":"p"}]}]],
+		  "compaction":{"contextWindow":100,"thresholdRatio":0.5,"retainTokens":10,"charsPerToken":3,"summary":"s"},
+		  "turns":[{"prompt":"a","system":"t","tools":[],"config":{"model":"n"},"inject":["i"],
+		            "replies":[[{"type":"text","text":"r"}]],"toolResults":{"c":{"content":[],"isError":true}}}]}`, false},
+		{"no turns", `{"turns":[]}`, true},
+		{"unknown key", `{"turns":[{"prompt":"hi"}],"sistem":"typo"}`, true},
+		{"reply not an array", `{"turns":[{"prompt":"hi","replies":[{"type":"text"}]}]}`, true},
+		{"config without model", `{"config":{"provider":"p"},"turns":[{"prompt":"hi"}]}`, true},
+		{"bad prefix message", `{"prefix":[[{"content":[]}]],"turns":[{"prompt":"hi"}]}`, true},
+		{"trailing text", `{"turns":[{"prompt":"hi"}]} {}`, true},
+		{"not JSON", `{"turns":`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc, err := scenario.Parse([]byte(tt.js))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Parse = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err != nil && !errors.Is(err, codec.ErrInvalid) && !strings.Contains(err.Error(), "header") {
+				t.Fatalf("Parse error is not classified: %v", err)
+			}
+			if err == nil && tt.name == "minimal" && (sc.Config.Model != "scripted-1" || !sc.Config.HasProvider || sc.Config.Provider != "scripted") {
+				t.Fatalf("default config %+v", sc.Config)
+			}
+		})
+	}
+}
+
+// TestChunks: a reply streams as a live provider would: per block,
+// block-start, its deltas (a word at a time), block-end; then usage and
+// finish, tool-calls when the reply calls tools.
+func TestChunks(t *testing.T) {
+	reply := `[{"type":"text","text":"two words"},{"type":"tool-call","id":"c","name":"n","arguments":"{}"}]`
+	chunks, err := scenario.Chunks([]byte(reply), compact.Chars{}, []byte(`{"model":"m","messages":[],"sessionId":"s"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range chunks {
+		s := c.Type
+		switch c.Type {
+		case loop.ChunkTextDelta:
+			s += ":" + c.Text
+		case loop.ChunkFinish:
+			s += ":" + string(c.Reason)
+		}
+		got = append(got, s)
+	}
+	want := "block-start,text-delta:two ,text-delta:words,block-end,block-start,tool-call-delta,block-end,usage,finish:" + `{"kind":"tool-calls"}`
+	if strings.Join(got, ",") != want {
+		t.Fatalf("chunks %s\nwant   %s", strings.Join(got, ","), want)
+	}
+}
+
+// TestProviderExhausted: no reply left is SCRIPT_EXHAUSTED, and a
+// cancelled stream stops.
+func TestProviderExhausted(t *testing.T) {
+	var p scenario.Provider
+	_, err := p.Stream(context.Background(), &loop.Request{JSON: []byte(`{}`)})
+	var coded interface{ Code() string }
+	if !errors.As(err, &coded) || coded.Code() != "SCRIPT_EXHAUSTED" {
+		t.Fatalf("Stream with no replies = %v", err)
+	}
+	p.SetReplies([][]byte{[]byte(`[{"type":"text","text":"a b c"}]`)})
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := p.Stream(ctx, &loop.Request{JSON: []byte(`{"model":"m","messages":[],"sessionId":"s"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Next(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := st.Next(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Next after cancel = %v", err)
+	}
+	if _, err := st.Next(); err == io.EOF {
+		t.Fatal("a cancelled stream went on to its end")
+	}
+}
