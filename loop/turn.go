@@ -84,14 +84,15 @@ func (l *Loop) Inject(ctx context.Context, content []byte, src Source) error {
 	if err != nil {
 		return err
 	}
+	l.mu.Lock()
 	if l.disposed.Load() {
+		l.mu.Unlock()
 		return ErrDisposed
 	}
-	l.mu.Lock()
 	l.injected = append(l.injected, queued{content: mp, source: src})
 	l.mu.Unlock()
 	if !l.turnMu.TryLock() {
-		return nil // a turn runs: it appends the queue
+		return nil // a turn (or Dispose) holds the log: it appends the queue
 	}
 	defer l.turnMu.Unlock()
 	return l.drainIdle(ctx)
@@ -111,14 +112,27 @@ func (l *Loop) Steer(content []byte, src Source) error {
 }
 
 // Dispose ends the instance: a running turn ends disposed, and later Send
-// and Inject calls fail with ErrDisposed.
+// and Inject calls fail with ErrDisposed. It returns once the instance
+// writes nothing more: after the turn in flight has ended and the
+// injections Inject accepted are written. So a new instance opened over
+// the session afterwards never races this one.
+//
+// Caveats: Dispose waits for the turn in flight, so it must not be called
+// from the loop's own callbacks (a tool, the provider, a hook or a prefix
+// contributor), which run inside that turn.
 func (l *Loop) Dispose() {
-	l.disposed.Store(true)
 	l.mu.Lock()
+	l.disposed.Store(true)
 	if l.cancel != nil {
 		l.cancel()
 	}
 	l.mu.Unlock()
+	l.turnMu.Lock()
+	defer l.turnMu.Unlock()
+	// Accepted injections are the host's writes: they land. A failure
+	// here is the store's, and the next instance's Open reads the log
+	// as it stands.
+	_ = l.drainIdle(context.Background())
 }
 
 // drainIdle runs the queued injections, each as its own turn:
