@@ -1,12 +1,9 @@
 package codec_test
 
 import (
-	"go/parser"
-	"go/token"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/sessionlog/sessionlog/internal/deptest"
 )
 
 // TestDeps keeps codec's direct imports to the standard library and
@@ -29,28 +26,5 @@ func TestDeps(t *testing.T) {
 		"math/rand/v2":                      "codec is deterministic",
 		"reflect":                           "no dynamic type reconstruction (SPEC §8.1)",
 	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			if why, ok := banned[path]; ok {
-				t.Errorf("%s imports %s: %s", name, path, why)
-				continue
-			}
-			if _, ok := allowed[path]; !ok && strings.Contains(strings.SplitN(path, "/", 2)[0], ".") {
-				t.Errorf("%s imports %s, which is not an approved dependency", name, path)
-			}
-		}
-	}
+	deptest.Check(t, ".", allowed, banned)
 }

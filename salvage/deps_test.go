@@ -1,12 +1,9 @@
 package salvage_test
 
 import (
-	"go/parser"
-	"go/token"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/sessionlog/sessionlog/internal/deptest"
 )
 
 // TestDeps keeps salvage's direct imports to the standard library, the
@@ -27,28 +24,5 @@ func TestDeps(t *testing.T) {
 		"encoding/json":          "sorts map keys; events are transcoded by codec",
 		"net/http":               "salvage does no networking",
 	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			if why, ok := banned[path]; ok {
-				t.Errorf("%s imports %s: %s", name, path, why)
-				continue
-			}
-			if _, ok := allowed[path]; !ok && strings.Contains(strings.SplitN(path, "/", 2)[0], ".") {
-				t.Errorf("%s imports %s, which is not an approved dependency", name, path)
-			}
-		}
-	}
+	deptest.Check(t, ".", allowed, banned)
 }
