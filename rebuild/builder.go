@@ -89,7 +89,6 @@ type pending struct {
 	nodes             []node // the surface at the boundary
 	head              []byte // head the saved hash state started with (nil: none)
 	state             []byte // marshalled SHA-256 state over head ‖ history
-	anyMsg            bool
 	done              bool
 	out               Step
 }
@@ -191,7 +190,7 @@ func (b *Builder) begin(start, turn, step int64) {
 	if h, ok := b.f.Header(); ok {
 		head := b.headFor(&h)
 		b.catchUp(head)
-		p.head, p.anyMsg = head, b.anyMsg
+		p.head = head
 		p.state, _ = b.h.(encoding.BinaryMarshaler).MarshalBinary()
 	}
 	b.pending = append(b.pending, p)
