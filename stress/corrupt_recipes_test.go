@@ -3,9 +3,13 @@ package stress_test
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	bolt "go.etcd.io/bbolt"
@@ -234,8 +238,10 @@ func bucketGone(t *testing.T, path, id string) bool {
 }
 
 // TestCorruptBranchKey is the recipe of the MISSED probe the sweep found:
-// verify says a session is clean while reading it fails. It fails while
-// verify reads records another way than the readers do.
+// verify said a session was clean while reading it failed. eventlog fixed
+// it (commit 0aca666: Records checks that a seek of seq 0 finds the first
+// key; verify.CheckStore runs bbolt's structure check): this test keeps it
+// fixed.
 //
 // A flipped bit in the size of a key of a branch page of an events bucket
 // misleads bbolt's binary search, so Seek — which Scan, and so replay,
@@ -243,10 +249,8 @@ func bucketGone(t *testing.T, path, id string) bool {
 // a walk from First to Next, which is how verify (through Records from seq
 // 0) reads, never consults branch keys and sees every record in order.
 //
-// The fix: verify also seeks where the readers seek
-// (for example, Records from seq 0 could Seek(0) and check it lands on
-// First, and each chunk could start with a Seek), or eventlog checks that
-// branch keys are ordered and match their children's first keys.
+// The fix checks where a seek lands against where a walk starts, and
+// bbolt's own key-order check across pages.
 func TestCorruptBranchKey(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
@@ -307,8 +311,9 @@ func TestCorruptBranchKey(t *testing.T) {
 }
 
 // TestCorruptSessionNotBucket is the recipe of the SILENT probes the sweep
-// found in data pages after the head-key fix, reduced to one flip. It
-// fails while eventlog's SessionIDs skips what it should report.
+// found in data pages after the head-key fix, reduced to one flip.
+// eventlog fixed it (commit 0aca666: SessionIDs lists such a key, and Head
+// reports it as corrupt): this test keeps it fixed.
 //
 // A flipped bit in the flags of a leaf element of the sessions bucket
 // turns a session's bucket into a plain value: bbolt no longer opens it as
@@ -317,9 +322,8 @@ func TestCorruptBranchKey(t *testing.T) {
 // (Sessions, by contrast, refuses the store: "is a value, not a session
 // bucket").
 //
-// The fix: SessionIDs lists every key of the sessions bucket (Head and
-// Records then report such a key as corrupt), or fails with ErrCorrupt as
-// Sessions does.
+// The fix: SessionIDs lists every key of the sessions bucket, and Head and
+// Records report such a key as corrupt.
 func TestCorruptSessionNotBucket(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
@@ -404,5 +408,111 @@ func TestCorruptSessionNotBucket(t *testing.T) {
 	if len(ids) != 2 && findings == 0 {
 		t.Errorf("SILENT: after one flipped bit in an element flag of the sessions bucket, the store lists %v "+
 			"instead of [hidden kept], and verify finds nothing", ids)
+	}
+}
+
+// envCheckStructure names the damaged store TestCorruptCheckStructureChild
+// checks.
+const envCheckStructure = "SESSIONLOG_CORRUPT_CHECK_STRUCTURE"
+
+// TestCorruptCheckStructure is the recipe of two ways eventlog's
+// CheckStructure (which verify.CheckStore, and so logtool verify, runs)
+// fails on a damaged store instead of reporting it. It FAILS until
+// CheckStructure is fixed; the sweep leaves CheckStructure out meanwhile.
+//
+// CheckStructure runs bbolt's tx.Check, which walks the pages in a
+// goroutine of its own: a fault there (reading a key whose size a flipped
+// byte made huge) is fatal, since SetPanicOnFault and recover in the
+// calling goroutine cannot reach it, and logtool verify dies with "fatal
+// error: fault". And a flipped high byte of a page's overflow count makes
+// tx.Check mark billions of pages reachable, one map entry each: minutes
+// of work and gigabytes of memory. Before CheckStructure, both stores were
+// reported at once as corrupt by reads.
+//
+// What would make this pass: check structure in the calling goroutine
+// (walk the pages with bounds on counts, overflow and key sizes against
+// the file size, under guard), or bound the input before calling tx.Check.
+func TestCorruptCheckStructure(t *testing.T) {
+	st := buildCorruptStore(t)
+	b, err := os.ReadFile(st.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := st.pm.pageSize
+	// The root page of session tools-1's bucket, and the first branch page
+	// of an events bucket (8-byte keys).
+	sessionPage, branchPage := -1, -1
+	for _, r := range st.pm.regions {
+		if r.kind == kindKey && r.session == "tools-1" && string(b[r.start:r.end]) == "head" {
+			sessionPage = r.start / ps
+		}
+	}
+	for p := 2; p < len(b)/ps && branchPage < 0; p++ {
+		page := b[p*ps:]
+		if binary.LittleEndian.Uint16(page[8:]) == bbBranchPage &&
+			binary.LittleEndian.Uint32(page[bbPageHeader+4:]) == 8 {
+			branchPage = p
+		}
+	}
+	if sessionPage < 0 || branchPage < 0 {
+		t.Fatalf("pages not found: session %d, branch %d", sessionPage, branchPage)
+	}
+	for _, tt := range []struct {
+		name      string
+		off, mask int
+	}{
+		// The size of the key of element 0 of the branch page: huge.
+		{"key size", branchPage*ps + bbPageHeader + 6, 0xb7},
+		// The high byte of the session page's overflow count.
+		{"overflow", sessionPage*ps + 15, 0xb5},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := append([]byte(nil), b...)
+			d[tt.off] ^= byte(tt.mask)
+			path := filepath.Join(t.TempDir(), "damaged.db")
+			if err := os.WriteFile(path, d, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCorruptCheckStructureChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), envCheckStructure+"="+path)
+			out, err := cmd.CombinedOutput()
+			switch {
+			case ctx.Err() != nil:
+				t.Errorf("byte %d ^= %#02x: CheckStructure ran for more than 15 s (hangs)", tt.off, tt.mask)
+			case err != nil:
+				line := string(out)
+				if i := strings.Index(line, "fatal error:"); i >= 0 {
+					line = line[i:]
+				}
+				if i := strings.Index(line, "\n"); i >= 0 {
+					line = line[:i]
+				}
+				t.Errorf("byte %d ^= %#02x: CheckStructure killed the process: %s", tt.off, tt.mask, line)
+			case !strings.Contains(string(out), "check-structure: corrupt"):
+				t.Errorf("byte %d ^= %#02x: CheckStructure did not report the damage:\n%s", tt.off, tt.mask, out)
+			}
+		})
+	}
+}
+
+// TestCorruptCheckStructureChild is the child process of
+// TestCorruptCheckStructure.
+func TestCorruptCheckStructureChild(t *testing.T) {
+	path := os.Getenv(envCheckStructure)
+	if path == "" {
+		t.Skip("the child process of TestCorruptCheckStructure")
+	}
+	l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	if err != nil {
+		fmt.Println("check-structure: open refused:", err)
+		return
+	}
+	defer l.Close()
+	if err := l.CheckStructure(); errors.Is(err, eventlog.ErrCorrupt) {
+		fmt.Println("check-structure: corrupt:", err)
+	} else {
+		fmt.Println("check-structure:", err)
 	}
 }

@@ -181,6 +181,9 @@ func report(t *testing.T, outs []outcome) {
 			fail(fmt.Sprintf("unclassified: in %s: %s: %v", o.region, class, o.res.Unclassified), recipe)
 		}
 		recipe += " in " + o.region.String()
+		if o.took > slowProbe {
+			t.Logf("slow: %s took %s (%s)", recipe, o.took.Round(time.Millisecond), class)
+		}
 		switch {
 		case o.crash != "":
 			t.Logf("refused-crash: %s: %s", recipe, o.crash)
@@ -222,6 +225,10 @@ func report(t *testing.T, outs []outcome) {
 			strings.Join(recipes, "; "))
 	}
 }
+
+// slowProbe is the wall time past which a probe is logged: they take
+// milliseconds.
+const slowProbe = 2 * time.Second
 
 // names reports whether a finding names the session and seq of r.
 func names(fs []findingKey, r region) bool {
