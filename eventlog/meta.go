@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/cockroachdb/errors"
-	bolt "go.etcd.io/bbolt"
 )
 
 // bbolt's meta page, as it lays it out (go.etcd.io/bbolt internal/common):
@@ -88,31 +87,4 @@ func checkMeta(r io.ReaderAt) error {
 	return errors.WithHint(corruptf("eventlog: bbolt meta page %d is damaged (%s): the store reads the commit of meta page %d (txid %d), and the commit after it, if there was one, is lost",
 		errors.Safe(bad), errors.Safe(why), errors.Safe(good), errors.Safe(goodMeta.txid)),
 		"a power loss while committing leaves the same picture without losing an acknowledged write; otherwise restore the store from a copy, or run 'logtool salvage'")
-}
-
-// CheckStructure runs bbolt's own consistency check over the store: page
-// allocation, and key order within and across pages. It catches damage
-// that leaves every record whole but sends a seek astray (a damaged branch
-// page), which a walk over the records cannot see. Failures are ErrCorrupt;
-// the message names pages and keys (seqs, session ids), never values.
-func (l *Log) CheckStructure() error {
-	var first error
-	n := 0
-	err := l.view(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			if first == nil {
-				first = err
-			}
-			n++
-		}
-		return nil
-	})
-	if err != nil {
-		return errors.Mark(errors.Wrap(err, "eventlog: check the store's structure"), ErrCorrupt)
-	}
-	if first == nil {
-		return nil
-	}
-	return corruptf("eventlog: bbolt's structure check found %d problems; the first: %s",
-		errors.Safe(n), errors.Safe(first.Error()))
 }

@@ -227,10 +227,8 @@ func probe(ctx context.Context, path string, orig *storeState) probeResult {
 	}
 	detected := false
 	// bbolt falls back to the older meta page without a word when the
-	// newest is damaged; only CheckMeta can tell. (verify.CheckStore also
-	// runs CheckStructure, bbolt's Check, which crashes or hangs on some
-	// damaged pages: see TestCorruptCheckStructure. The sweep leaves it out
-	// so that its counts stay those of verify.Session's reads.)
+	// newest is damaged; only CheckMeta (what verify.CheckStore runs) can
+	// tell.
 	if err := l.CheckMeta(); err != nil {
 		note(err)
 		detected = true
