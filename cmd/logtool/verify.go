@@ -68,8 +68,7 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 	var sessions, findings, warnings, steps, digests, inherited int
 	var events int64
 	// The store's own structures first: bbolt opens a store whose newest
-	// meta page is damaged one commit back, and a damaged branch page can
-	// hide records from a seek while a walk over them finds them all.
+	// meta page is damaged one commit back, which nothing else can tell.
 	if sc, ok := st.(verify.StoreChecker); ok {
 		for _, f := range verify.CheckStore(sc) {
 			findings++
