@@ -226,14 +226,16 @@ func probe(ctx context.Context, path string, orig *storeState) probeResult {
 		return res
 	}
 	detected := false
-	// bbolt falls back to the older meta page without a word when the
-	// newest is damaged; only CheckMeta (what verify.CheckStore runs) can
-	// tell.
-	if err := l.CheckMeta(); err != nil {
-		note(err)
+	// The store-level checks, as logtool verify runs them: bbolt falls
+	// back to the older meta page without a word when the newest is
+	// damaged; only CheckMeta can tell.
+	for _, f := range verify.CheckStore(l) {
+		note(f.Err)
 		detected = true
-		res.Findings = append(res.Findings, findingKey{Seq: -1, Kind: "meta"})
-		res.Err = "store: " + oneLine(err)
+		res.Findings = append(res.Findings, findingKey{Seq: -1, Kind: "store"})
+		if res.Err == "" {
+			res.Err = "store: " + oneLine(f.Err)
+		}
 	}
 	for _, id := range ids {
 		v, err := verify.Session(ctx, l, id, verify.Options{})
