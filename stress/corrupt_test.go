@@ -51,8 +51,9 @@ import (
 //	         the structure that locates sessions and records (page headers,
 //	         element arrays, keys and bucket headers of the pages that hold
 //	         no event record); or every byte with -sweep.all
-//	meta     the two meta pages: every byte of both meta records, and a
-//	         sample of the rest of the pages
+//	meta     the two meta pages: every byte of both meta records, a
+//	         sample of the rest of the pages and of the data pages; with
+//	         -sweep.all, every byte of both pages
 //	salvage  package salvage, opened as logtool salvage opens a store,
 //	         on damaged copies: flips in event records, in the structure of
 //	         pages, in the keys of session buckets, anywhere, and the
@@ -121,13 +122,19 @@ func TestCorrupt(t *testing.T) {
 	t.Run("meta", func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(*sweepSeed, 2))
 		var probes []probeSpec
-		for _, page := range []int{0, 1} {
-			for i := 0; i < bbPageHeader+bbMetaSize; i++ {
-				probes = append(probes, probeSpec{off: page*st.pm.pageSize + i, mask: 1 + rng.IntN(255)})
+		if *sweepAll {
+			for off := 0; off < 2*st.pm.pageSize; off++ {
+				probes = append(probes, probeSpec{off: off, mask: 1 + rng.IntN(255)})
 			}
+		} else {
+			for _, page := range []int{0, 1} {
+				for i := 0; i < bbPageHeader+bbMetaSize; i++ {
+					probes = append(probes, probeSpec{off: page*st.pm.pageSize + i, mask: 1 + rng.IntN(255)})
+				}
+			}
+			probes = append(probes, sample(rng, 0, 2*st.pm.pageSize, 40)...)
+			probes = append(probes, sample(rng, 2*st.pm.pageSize, st.pm.size, 60)...)
 		}
-		probes = append(probes, sample(rng, 0, 2*st.pm.pageSize, 40)...)
-		probes = append(probes, sample(rng, 2*st.pm.pageSize, st.pm.size, 60)...)
 		t.Logf("seed %d (-sweep.seed), %d probes", *sweepSeed, len(probes))
 		runSweep(t, st, "probe", probes)
 	})
