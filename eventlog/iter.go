@@ -183,6 +183,11 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 				return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
 					errors.Safe(session), errors.Safe(seq))
 			}
+			if len(v) > codec.MaxRecord {
+				// A damaged value size: refuse before copying it.
+				return corruptf("eventlog: session %q seq %d: record of %d bytes exceeds the %d byte cap",
+					errors.Safe(session), errors.Safe(seq), errors.Safe(len(v)), errors.Safe(codec.MaxRecord))
+			}
 			vals = append(vals, v)
 			size += len(v)
 			want++
@@ -260,6 +265,11 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 				if v == nil {
 					return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
 						errors.Safe(session), errors.Safe(seq))
+				}
+				if len(v) > codec.MaxRecord {
+					// A damaged value size: refuse before copying it.
+					return corruptf("eventlog: session %q seq %d: record of %d bytes exceeds the %d byte cap",
+						errors.Safe(session), errors.Safe(seq), errors.Safe(len(v)), errors.Safe(codec.MaxRecord))
 				}
 				buf = append(buf, v...)
 				offs = append(offs, len(buf))
