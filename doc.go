@@ -3,7 +3,9 @@
 // agent loop sends to a model can be rebuilt, byte for byte, from the log
 // alone (model-visible ⟺ logged). The normative description is SPEC.md.
 //
-// This root package holds no code; the engine is in its subpackages:
+// This root package is the one entry for embedders: Open returns a store
+// wired with the default validation (the rebuild fold, SPEC §8.2). The
+// engine is in its subpackages:
 //
 //   - codec: the event model. The interchange format (DSH session JSONL),
 //     the storage form (an order-preserving msgpack image of each JSON

@@ -34,6 +34,8 @@ type Store interface {
 	// in several transactions, published by the final head write. It
 	// returns the number of events stored. An existing id is ErrConflict.
 	Import(ctx context.Context, h codec.SessionHeader, src Source) (int64, error)
+	// Close releases the store. Calls after it fail.
+	Close() error
 }
 
 // Source yields events in order, then io.EOF. *codec.Scanner is one.
@@ -69,7 +71,12 @@ type Head struct {
 // folds them into its state. Validate is called once per event, in seq
 // order, starting from seq 0 (on a cache miss the store replays the
 // session's stored events through a fresh Validator first).
-type Validator interface {
+//
+// It is an alias of an unnamed interface type so that a package below the
+// store (rebuild, whose fold is the default validation) can declare a
+// constructor assignable to Options.NewValidator without importing
+// eventlog: storage knows nothing of the rules it is handed.
+type Validator = interface {
 	Validate(ev *codec.Event) error
 }
 
@@ -85,12 +92,16 @@ type Options struct {
 	// NoSync skips fsync on commit. For tests and benchmarks only: a crash
 	// may lose acknowledged appends.
 	NoSync bool
-	// NewValidator returns the validation state for a session. nil means
-	// the rules of package rebuild (the surface and header fold that
-	// rebuilds requests, SPEC §8.2), so a log the store accepts is a log
-	// that rebuilds. A NewValidator that returns nil checks nothing beyond
-	// the envelope rules codec.DecodeEvent always applies.
+	// NewValidator returns the validation state for a session (SPEC §8.2).
+	// A store opened for writing needs it, or Unvalidated: the rules are
+	// injected from above, and package sessionlog's Open wires the
+	// default, rebuild.NewValidator, so that a log the store accepts is a
+	// log that rebuilds. It must never return nil.
 	NewValidator func(h codec.SessionHeader) Validator
+	// Unvalidated opens a writable store that checks nothing beyond the
+	// envelope rules codec.DecodeEvent always applies. Explicit, so that a
+	// store without validation is never the accident of a nil NewValidator.
+	Unvalidated bool
 	// ValidatorCache bounds how many sessions' validation states are kept
 	// in memory (LRU); 0 means 256.
 	ValidatorCache int

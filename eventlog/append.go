@@ -70,17 +70,19 @@ func validate(v Validator, session string, ev *codec.Event) error {
 }
 
 // newValidator returns the validation state of a new session:
-// Options.NewValidator's (by default the rebuild fold), or acceptAll when
-// it returns nil. On a cache miss the state is rebuilt by replaying the
-// stored events through it (l.replay).
+// Options.NewValidator's, or acceptAll when the store was opened
+// Unvalidated (or read-only, where nothing is appended). On a cache miss
+// the state is rebuilt by replaying the stored events through it
+// (l.replay). A NewValidator that returns nil is a bug of the caller's,
+// never a silent accept-all.
 func (l *Log) newValidator(h codec.SessionHeader) Validator {
-	if l.opts.NewValidator == nil {
+	if l.opts.Unvalidated || l.opts.NewValidator == nil {
 		return acceptAll{}
 	}
 	if v := l.opts.NewValidator(h); v != nil {
 		return v
 	}
-	return acceptAll{}
+	return refuseAll{}
 }
 
 // Create stores a new, empty session with its header line (published at

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/rebuild"
 )
 
 // Durable append benchmarks (the performance issue's evidence). One op is
@@ -109,7 +110,7 @@ const (
 func benchDurable(b *testing.B, sessions, perCommit int) {
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, nil)
+	l, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func BenchmarkFreelistSync(b *testing.B) {
 			path := bigStore(b, 100000)
 			b.ResetTimer()
 			for range b.N {
-				l, err := eventlog.Open(path, nil)
+				l, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -242,7 +243,7 @@ func bigStore(b *testing.B, n int) string {
 	b.Helper()
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "big.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func bigStore(b *testing.B, n int) string {
 func BenchmarkScan(b *testing.B) {
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "scan.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -327,7 +328,7 @@ func BenchmarkSpace(b *testing.B) {
 			var file, hwm, recs, lines int64
 			for range b.N {
 				path := filepath.Join(b.TempDir(), "space.db")
-				l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+				l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 				if err != nil {
 					b.Fatal(err)
 				}

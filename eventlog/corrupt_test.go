@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/eventlogtest"
+	"github.com/sessionlog/sessionlog/rebuild"
 )
 
 // Corruption tests write a real store, damage the file on disk (or a
@@ -35,7 +36,7 @@ func marker(id string, seq int64) string { return fmt.Sprintf("MARKER-%s-%04d-q7
 func damageStore(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestCorruptFile(t *testing.T) {
 			path := damageStore(t)
 			tt.damage(t, path)
 			for _, ro := range []bool{true, false} {
-				l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: ro, NoSync: true})
+				l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: ro, NoSync: true, Unvalidated: true})
 				if err != nil {
 					t.Fatalf("Open(read-only %v) = %v", ro, err)
 				}
@@ -203,7 +204,7 @@ func TestCorruptTruncated(t *testing.T) {
 	if err := os.Truncate(path, cut); err != nil {
 		t.Fatal(err)
 	}
-	l, err := eventlog.Open(path, nil)
+	l, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
 	if err == nil {
 		l.Close()
 		t.Fatalf("read-write Open of a truncated store succeeded")
@@ -328,7 +329,7 @@ func TestCorruptRecords(t *testing.T) {
 // its key; a bad key stops it with ErrCorrupt.
 func TestRecords(t *testing.T) {
 	ctx := context.Background()
-	l, _ := openLog(t, &eventlog.Options{NoSync: true})
+	l, _ := openLog(t, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err := l.Create(ctx, header("s")); err != nil {
 		t.Fatal(err)
 	}

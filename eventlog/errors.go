@@ -26,6 +26,9 @@ var (
 	// ErrReadOnly is returned by the write methods of a Log opened with
 	// Options.ReadOnly.
 	ErrReadOnly = errors.New("eventlog: store is open read-only")
+	// ErrNoValidation is returned by Open for a writable store given
+	// neither Options.NewValidator nor Options.Unvalidated.
+	ErrNoValidation = errors.New("eventlog: a writable store needs a validator")
 )
 
 // Aliases of the codec classes, so that callers of this package need not

@@ -13,15 +13,24 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/eventlogtest"
+	"github.com/sessionlog/sessionlog/rebuild"
 )
 
 // openLog opens a new store in t.TempDir() and registers its Close and an
 // integrity audit of the file (bbolt's own check, then every record and
-// chain hash) with t.Cleanup.
+// chain hash) with t.Cleanup. Without a validator in opts, it validates
+// with the rebuild fold, as sessionlog.Open does.
 func openLog(t testing.TB, opts *eventlog.Options) (*eventlog.Log, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, opts)
+	var o eventlog.Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.NewValidator == nil && !o.Unvalidated {
+		o.NewValidator = rebuild.NewValidator
+	}
+	l, err := eventlog.Open(path, &o)
 	if err != nil {
 		t.Fatalf("Open(%s) = %v", path, err)
 	}

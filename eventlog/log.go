@@ -14,7 +14,6 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
-	"github.com/sessionlog/sessionlog/rebuild"
 )
 
 // Log is the embedded Store: one bbolt file holding any number of
@@ -89,11 +88,6 @@ func (o Options) withDefaults() Options {
 	if o.ValidatorCache <= 0 {
 		o.ValidatorCache = DefaultValidatorCache
 	}
-	if o.NewValidator == nil {
-		// SPEC §8.2: appends and imports are checked with the same fold
-		// that rebuilds requests, so a log the store accepts rebuilds.
-		o.NewValidator = func(h codec.SessionHeader) Validator { return rebuild.Validator(h) }
-	}
 	if o.ImportBatch <= 0 {
 		o.ImportBatch = DefaultImportBatch
 	}
@@ -127,11 +121,15 @@ func Open(path string, opts *Options) (*Log, error) {
 			return nil, notFoundf("eventlog: no store at %s (the file is empty)", errors.Safe(path))
 		}
 	}
+	if !o.ReadOnly && o.NewValidator == nil && !o.Unvalidated {
+		return nil, errors.WithHint(ErrNoValidation,
+			"set Options.NewValidator (sessionlog.Open wires the default, rebuild.NewValidator) or Options.Unvalidated")
+	}
 	db, err := openBolt(path, o, 0)
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{db: db, path: path, opts: o, readOnly: o.ReadOnly, replay: o.NewValidator != nil,
+	l := &Log{db: db, path: path, opts: o, readOnly: o.ReadOnly, replay: o.NewValidator != nil && !o.Unvalidated,
 		cache: newStateCache(o.ValidatorCache)}
 	if err := l.checkSize(); err != nil {
 		_ = l.db.Close() // no-op when checkSize closed it already

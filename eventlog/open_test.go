@@ -16,6 +16,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/eventlogtest"
+	"github.com/sessionlog/sessionlog/rebuild"
 )
 
 // makeStore writes a store with the given sessions (each with turns
@@ -23,7 +24,7 @@ import (
 func makeStore(t *testing.T, sessions map[string]int) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestOpenReadOnlyMissing(t *testing.T) {
 
 func TestOpenLocked(t *testing.T) {
 	path := makeStore(t, map[string]int{"s": 1})
-	l, err := eventlog.Open(path, nil)
+	l, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestOpenLocked(t *testing.T) {
 		name string
 		opts eventlog.Options
 	}{
-		{name: "read-write", opts: eventlog.Options{LockTimeout: 20 * time.Millisecond}},
+		{name: "read-write", opts: eventlog.Options{LockTimeout: 20 * time.Millisecond, Unvalidated: true}},
 		{name: "read-only", opts: eventlog.Options{LockTimeout: 20 * time.Millisecond, ReadOnly: true}},
 	}
 	for _, tt := range tests {
@@ -151,7 +152,7 @@ func TestOpenLocked(t *testing.T) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l3, err := eventlog.Open(path, &eventlog.Options{LockTimeout: 20 * time.Millisecond})
+	l3, err := eventlog.Open(path, &eventlog.Options{LockTimeout: 20 * time.Millisecond, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatalf("Open after Close = %v", err)
 	}
@@ -229,7 +230,7 @@ func TestOpenFormat(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, ro := range []bool{true, false} {
-				l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: ro})
+				l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: ro, Unvalidated: true})
 				if err == nil {
 					l.Close()
 					t.Fatalf("Open(read-only %v) succeeded", ro)
@@ -256,7 +257,7 @@ func TestOpenNotAStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ro := range []bool{true, false} {
-		l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: ro})
+		l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: ro, Unvalidated: true})
 		if err == nil {
 			l.Close()
 			t.Fatalf("Open(read-only %v) of a JSONL file succeeded", ro)
@@ -267,7 +268,7 @@ func TestOpenNotAStore(t *testing.T) {
 	}
 	// The lock was released: a second attempt is refused the same way,
 	// without waiting for a lock.
-	if _, err := eventlog.Open(path, &eventlog.Options{LockTimeout: time.Millisecond}); errors.Is(err, eventlog.ErrLocked) {
+	if _, err := eventlog.Open(path, &eventlog.Options{LockTimeout: time.Millisecond, NewValidator: rebuild.NewValidator}); errors.Is(err, eventlog.ErrLocked) {
 		t.Errorf("a refused Open left the file locked")
 	}
 }
@@ -322,7 +323,7 @@ func TestOpenRemovesUnpublished(t *testing.T) {
 	if err := ro.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l, err := eventlog.Open(path, nil)
+	l, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +406,7 @@ func (emptySource) Next() (codec.Event, error) { return codec.Event{}, io.EOF }
 // events, not from nothing.
 func TestReopenAppend(t *testing.T) {
 	ctx := context.Background()
-	for _, opts := range []eventlog.Options{{}, {NewValidator: eventlogtest.NewValidator}} {
+	for _, opts := range []eventlog.Options{{NewValidator: rebuild.NewValidator}, {NewValidator: eventlogtest.NewValidator}} {
 		path := filepath.Join(t.TempDir(), "sessions.db")
 		opts.NoSync = true
 		l, err := eventlog.Open(path, &opts)
@@ -445,7 +446,7 @@ func TestOpenKeepsHeadlessSession(t *testing.T) {
 	})
 	ctx := context.Background()
 	for i := 0; i < 2; i++ { // read-write, then again
-		l, err := eventlog.Open(path, nil)
+		l, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -167,8 +167,16 @@ func (s *staging) remove(id string) {
 	delete(s.m, id)
 }
 
-// acceptAll is the Validator used when Options.NewValidator is nil: it
-// accepts every event (codec.DecodeEvent's envelope checks still apply).
+// acceptAll is the Validator of a store opened with Options.Unvalidated:
+// it accepts every event (codec.DecodeEvent's envelope checks still apply).
 type acceptAll struct{}
 
 func (acceptAll) Validate(*codec.Event) error { return nil }
+
+// refuseAll stands in for a nil returned by Options.NewValidator: every
+// append of the session fails, rather than pass unchecked.
+type refuseAll struct{}
+
+func (refuseAll) Validate(*codec.Event) error {
+	return errors.AssertionFailedf("eventlog: Options.NewValidator returned nil")
+}

@@ -68,7 +68,7 @@ func (h *harness) open(id string, mod func(*loop.Options)) *loop.Loop {
 	if mod != nil {
 		mod(&o)
 	}
-	l, err := loop.Open(context.Background(), h.store, id, o)
+	l, err := openOrCreate(context.Background(), h.store, id, o)
 	if err != nil {
 		h.t.Fatal(err)
 	}

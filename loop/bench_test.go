@@ -14,6 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/compact"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/loop"
+	"github.com/sessionlog/sessionlog/rebuild"
 )
 
 // instant answers every request at once with a short text: the loop's
@@ -111,7 +112,7 @@ func BenchmarkStepOverhead(b *testing.B) {
 // overheadLoop opens a loop over a session with n history messages.
 func overheadLoop(b *testing.B, n int) *loop.Loop {
 	path := filepath.Join(b.TempDir(), "s.db")
-	setup, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	setup, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -120,13 +121,13 @@ func overheadLoop(b *testing.B, n int) *loop.Loop {
 		b.Fatal(err)
 	}
 	setup.Close()
-	store, err := eventlog.Open(path, &eventlog.Options{NoSync: os.Getenv("BENCH_NOSYNC") != ""})
+	store, err := eventlog.Open(path, &eventlog.Options{NoSync: os.Getenv("BENCH_NOSYNC") != "", NewValidator: rebuild.NewValidator})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { store.Close() })
 	host := &fixedHost{spec: loop.StepSpec{System: "You are a coding agent.", Config: config(b, `{"provider":"p","model":"m"}`)}}
-	l, err := loop.Open(ctx, store, "s", loop.Options{Provider: instant{}, Host: host,
+	l, err := openOrCreate(ctx, store, "s", loop.Options{Provider: instant{}, Host: host,
 		Compaction: &compact.Gate{Config: compact.Config{ContextWindow: 1 << 30}}})
 	if err != nil {
 		b.Fatal(err)

@@ -290,7 +290,7 @@ func TestInvariantRefusal(t *testing.T) {
 	for _, mode := range []loop.InvariantMode{loop.InvariantIncremental, loop.InvariantFromScratch} {
 		h := newHarness(t)
 		ts := &tamperingStore{Log: h.store}
-		l, err := loop.Open(context.Background(), ts, "s", loop.Options{Provider: h.prov, Host: h.host, Invariant: mode})
+		l, err := openOrCreate(context.Background(), ts, "s", loop.Options{Provider: h.prov, Host: h.host, Invariant: mode})
 		if err != nil {
 			t.Fatal(err)
 		}

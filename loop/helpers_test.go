@@ -7,15 +7,17 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
 )
 
 func openStore(t testing.TB) *eventlog.Log {
 	t.Helper()
-	l, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true})
+	l, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,4 +82,14 @@ func checkTheorem(t *testing.T, s *eventlog.Log, id string, seen []scenario.Step
 			t.Fatalf("step %d.%d: recorded digests %v, rebuild %x", r.Turn, r.Step, s.Recorded, s.Digest)
 		}
 	}
+}
+
+// openOrCreate opens a loop instance over session id, creating the
+// session first when the store has none.
+func openOrCreate(ctx context.Context, store loop.Store, id string, o loop.Options) (*loop.Loop, error) {
+	l, err := loop.Open(ctx, store, id, o)
+	if errors.Is(err, eventlog.ErrNotFound) {
+		return loop.Create(ctx, store, id, o)
+	}
+	return l, err
 }

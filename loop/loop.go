@@ -9,7 +9,6 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
-	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
@@ -62,10 +61,40 @@ type queued struct {
 	source  Source
 }
 
-// Open starts a loop instance over session id, creating the session when
-// the store has none. A session whose last turn is still open (a crash)
-// first gets the crash closers of SPEC §7, committed as one batch.
+// Open starts a loop instance over the existing session id. An id the
+// store does not hold is eventlog.ErrNotFound: a mistyped id never starts
+// a new conversation (Create does that). A session whose last turn is
+// still open (a crash) first gets the crash closers of SPEC §7, committed
+// as one batch.
 func Open(ctx context.Context, store Store, id string, opts Options) (*Loop, error) {
+	l, err := newLoop(store, opts)
+	if err != nil {
+		return nil, err
+	}
+	head, err := store.Head(ctx, id)
+	if err != nil {
+		return nil, errors.Wrapf(err, "loop: open session %q", errors.Safe(id))
+	}
+	return l.start(ctx, head.Header)
+}
+
+// Create creates session id, empty, with opts.Cwd in its header line, and
+// starts a loop instance over it. An id the store holds already is
+// eventlog.ErrConflict.
+func Create(ctx context.Context, store Store, id string, opts Options) (*Loop, error) {
+	l, err := newLoop(store, opts)
+	if err != nil {
+		return nil, err
+	}
+	h := codec.NewSessionHeader(id, opts.now(), opts.Cwd, "", 0)
+	if err := store.Create(ctx, h); err != nil {
+		return nil, errors.Wrapf(err, "loop: create session %q", errors.Safe(id))
+	}
+	return l.start(ctx, h)
+}
+
+// newLoop checks opts and returns an instance not yet bound to a session.
+func newLoop(store Store, opts Options) (*Loop, error) {
 	if opts.Provider == nil || opts.Host == nil {
 		return nil, errors.AssertionFailedf("loop: Options.Provider and Options.Host are required")
 	}
@@ -76,20 +105,14 @@ func Open(ctx context.Context, store Store, id string, opts Options) (*Loop, err
 	} else if g != nil {
 		l.est = compact.Chars{PerToken: g.Config.CharsPerToken}
 	}
-	head, err := store.Head(ctx, id)
-	switch {
-	case errors.Is(err, eventlog.ErrNotFound):
-		l.hdr = codec.NewSessionHeader(id, opts.now(), opts.Cwd, "", 0)
-		if err := store.Create(ctx, l.hdr); err != nil {
-			return nil, errors.Wrapf(err, "loop: create session")
-		}
-		l.lastTime = l.hdr.CreatedAt
-	case err != nil:
-		return nil, errors.Wrapf(err, "loop: open session")
-	default:
-		l.hdr = head.Header
-		l.lastTime = head.Header.CreatedAt
-	}
+	return l, nil
+}
+
+// start binds l to the session of header h: it loads the log and writes
+// the crash closers a crashed turn is owed.
+func (l *Loop) start(ctx context.Context, h codec.SessionHeader) (*Loop, error) {
+	l.hdr = h
+	l.lastTime = h.CreatedAt
 	l.own = rebuild.NewBuilder(l.hdr, rebuild.BuilderOptions{}, discard)
 	l.check = rebuild.NewBuilder(l.hdr, rebuild.BuilderOptions{}, discard)
 	if err := l.load(ctx); err != nil {

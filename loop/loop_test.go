@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/scenario"
 )
 
@@ -36,4 +39,31 @@ func TestScenarioSmoke(t *testing.T) {
 		}
 	}
 	checkTheorem(t, s, rep.Session, rep.Steps)
+}
+
+// TestOpenCreate: Open never creates (a mistyped id is not found, and the
+// store is left as it was); Create never opens an existing session.
+func TestOpenCreate(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	o := loop.Options{Provider: h.prov, Host: h.host}
+	if _, err := loop.Open(ctx, h.store, "nosuch", o); !errors.Is(err, eventlog.ErrNotFound) {
+		t.Fatalf("Open(unknown id) = %v, want ErrNotFound", err)
+	}
+	if heads, err := h.store.Sessions(ctx); err != nil || len(heads) != 0 {
+		t.Fatalf("after Open(unknown id) the store holds %d sessions (%v), want none", len(heads), err)
+	}
+	l, err := loop.Create(ctx, h.store, "s", o)
+	if err != nil {
+		t.Fatalf("Create = %v", err)
+	}
+	if l.ID() != "s" || l.Next() != 0 {
+		t.Fatalf("Create: id %q next %d, want \"s\" 0", l.ID(), l.Next())
+	}
+	if _, err := loop.Create(ctx, h.store, "s", o); !errors.Is(err, eventlog.ErrConflict) {
+		t.Fatalf("Create(existing id) = %v, want ErrConflict", err)
+	}
+	if _, err := loop.Open(ctx, h.store, "s", o); err != nil {
+		t.Fatalf("Open(existing id) = %v", err)
+	}
 }

@@ -145,6 +145,11 @@ func (f *Fold) replaceRange(ev *codec.Event) (ps, pe int, err error) {
 	return ps, pe, nil
 }
 
-// Validator is the store's validation state for one session: the Fold,
-// without derived messages.
-func Validator(codec.SessionHeader) *Fold { return NewFold(false) }
+// NewValidator returns the store's validation state for a new session
+// (SPEC §8.2): a Fold without derived messages, which checks every rule
+// of §2–§5 that an append must pass. The session header plays no part in
+// them. Its type makes it assignable to eventlog.Options.NewValidator
+// without this package importing the store.
+func NewValidator(codec.SessionHeader) interface{ Validate(*codec.Event) error } {
+	return NewFold(false)
+}

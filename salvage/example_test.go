@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/salvage"
 )
 
@@ -22,7 +23,7 @@ func ExampleInto() {
 	path := filepath.Join(dir, "sessions.db")
 
 	// A store with one session of two events.
-	l, err := eventlog.Open(path, nil)
+	l, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
 	if err != nil {
 		panic(err)
 	}

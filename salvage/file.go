@@ -8,7 +8,6 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
@@ -52,7 +51,7 @@ func Into(ctx context.Context, src Source, path string, opts *Options) (rep Repo
 	}
 	dst, err := eventlog.Open(tmp, &eventlog.Options{
 		NoSync:       o.NoSync,
-		NewValidator: func(h codec.SessionHeader) eventlog.Validator { return rebuild.Validator(h) },
+		NewValidator: rebuild.NewValidator,
 	})
 	if err != nil {
 		return rep, errors.Wrap(err, "salvage: open the new store")

@@ -50,7 +50,7 @@ func (s *sliceSource) Next() (codec.Event, error) {
 // rules, as logtool uses them.
 func writeOptions() *eventlog.Options {
 	return &eventlog.Options{NoSync: true,
-		NewValidator: func(h codec.SessionHeader) eventlog.Validator { return rebuild.Validator(h) }}
+		NewValidator: rebuild.NewValidator}
 }
 
 // buildStore writes the test store and returns its path and, per session,

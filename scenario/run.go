@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/compact"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/header"
 	"github.com/sessionlog/sessionlog/loop"
 )
@@ -70,7 +71,12 @@ func Run(ctx context.Context, store loop.Store, sc *Scenario, opts Options) (Rep
 	}
 	lo.Prefix = append(lo.Prefix, opts.Prefix...)
 	lo.Compaction = gate(sc)
+	// On an existing session this is a new loop instance; else the
+	// scenario starts a new session.
 	l, err := loop.Open(ctx, store, id, lo)
+	if errors.Is(err, eventlog.ErrNotFound) {
+		l, err = loop.Create(ctx, store, id, lo)
+	}
 	if err != nil {
 		return rep, err
 	}

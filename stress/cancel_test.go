@@ -71,7 +71,7 @@ func TestCancelAtEveryCommit(t *testing.T) {
 					return loop.Result{Content: loop.Text("done")}, nil
 				}}
 			prov := &hookProvider{}
-			l, err = loop.Open(ctx, st, "s", loop.Options{
+			l, err = openOrCreate(ctx, st, "s", loop.Options{
 				Provider: prov,
 				Host: &host{system: "sys", tools: []loop.Tool{queuing},
 					config: header.Config{Provider: "p", HasProvider: true, Model: "m"}},
@@ -97,7 +97,7 @@ func TestCancelAtEveryCommit(t *testing.T) {
 			// The next turn goes through (a new instance if this one gave
 			// up), and the log is whole.
 			if err != nil {
-				if l, err = loop.Open(ctx, st, "s", loop.Options{Provider: prov, Host: &host{system: "sys",
+				if l, err = openOrCreate(ctx, st, "s", loop.Options{Provider: prov, Host: &host{system: "sys",
 					config: header.Config{Provider: "p", HasProvider: true, Model: "m"}}}); err != nil {
 					t.Fatal(err)
 				}
@@ -201,7 +201,7 @@ func TestInjectQueuedInCancelledTurn(t *testing.T) {
 					cancel()
 					return loop.Result{Content: loop.Text("done")}, nil
 				}}
-			l, err := loop.Open(ctx, st, "s", loop.Options{
+			l, err := openOrCreate(ctx, st, "s", loop.Options{
 				Provider: prov,
 				Host: &host{system: "sys", tools: []loop.Tool{cancelling},
 					config: header.Config{Provider: "p", HasProvider: true, Model: "m"}},

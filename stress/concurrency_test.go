@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/verify"
 )
 
@@ -603,7 +604,7 @@ func TestStoreLock(t *testing.T) {
 	}
 	opens := func(t *testing.T, path string) {
 		t.Helper()
-		st, err := eventlog.Open(path, &eventlog.Options{LockTimeout: short})
+		st, err := eventlog.Open(path, &eventlog.Options{LockTimeout: short, NewValidator: rebuild.NewValidator})
 		if err != nil {
 			t.Fatalf("Open after the holder is gone: %+v", err)
 		}

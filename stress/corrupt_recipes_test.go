@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
+	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/verify"
 )
 
@@ -42,7 +43,7 @@ import (
 func TestCorruptNewestMeta(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestCorruptNewestMeta(t *testing.T) {
 func TestCorruptHeadKey(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func TestCorruptHeadKey(t *testing.T) {
 	}
 
 	// A read-write Open removes unpublished sessions: here, the damaged one.
-	rw, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	rw, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err == nil {
 		err = rw.Close()
 	}
@@ -255,7 +256,7 @@ func bucketGone(t *testing.T, path, id string) bool {
 func TestCorruptBranchKey(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +329,7 @@ func TestCorruptBranchKey(t *testing.T) {
 func TestCorruptSessionNotBucket(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -303,7 +303,7 @@ func buildCorruptStore(t *testing.T) *corruptStore {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sessions.db")
 	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true,
-		NewValidator: func(h codec.SessionHeader) eventlog.Validator { return rebuild.Validator(h) }})
+		NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}

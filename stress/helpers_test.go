@@ -10,8 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/loop"
 )
 
 // readSession returns the session's events from seq from on.
@@ -92,4 +94,14 @@ func sum(m map[string]int64) int64 {
 		n += v
 	}
 	return n
+}
+
+// openOrCreate opens a loop instance over session id, creating the
+// session first when the store has none.
+func openOrCreate(ctx context.Context, store loop.Store, id string, o loop.Options) (*loop.Loop, error) {
+	l, err := loop.Open(ctx, store, id, o)
+	if errors.Is(err, eventlog.ErrNotFound) {
+		return loop.Create(ctx, store, id, o)
+	}
+	return l, err
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/header"
@@ -27,7 +26,7 @@ import (
 func storeOptions() *eventlog.Options {
 	return &eventlog.Options{
 		LockTimeout:  30 * time.Second, // a killed child's lock is gone once it is reaped; be generous under load
-		NewValidator: func(h codec.SessionHeader) eventlog.Validator { return rebuild.Validator(h) },
+		NewValidator: rebuild.NewValidator,
 	}
 }
 
@@ -92,7 +91,7 @@ func (w *workload) open(ctx context.Context, store loop.Store) error {
 		mine := []byte(`{"role":"user","content":` + string(loop.Text("project rules for "+w.id)) + `}`)
 		return append([][]byte{mine}, rest...), nil
 	}
-	l, err := loop.Open(ctx, store, w.id, loop.Options{
+	l, err := openOrCreate(ctx, store, w.id, loop.Options{
 		Provider:   w.prov,
 		Host:       w.host,
 		Prefix:     []loop.Contributor{prefix},

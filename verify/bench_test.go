@@ -36,7 +36,7 @@ func benchStore(b *testing.B, n int) (*eventlog.Log, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := eventlog.Open(filepath.Join(b.TempDir(), "bench.db"), &eventlog.Options{NoSync: true})
+	s, err := eventlog.Open(filepath.Join(b.TempDir(), "bench.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func messageLine(seq int64) []byte {
 
 // validator is what writers pass the store: every rule of the log
 // (SPEC §8.2), as logtool import and the loop do.
-func validator(h codec.SessionHeader) eventlog.Validator { return rebuild.Validator(h) }
+var validator = rebuild.NewValidator
 
 // measureDurable runs the rounds of every durable mode.
 func measureDurable(ctx context.Context, c config, work string, p progress) ([]durableResult, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/rebuild"
 )
 
 // testNow is the clock of every scripted run: fork and demo times are
@@ -120,7 +121,7 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		return string(b)
 	case "lock":
-		l, err := eventlog.Open(s.db, nil /* opts */)
+		l, err := eventlog.Open(s.db, &eventlog.Options{NewValidator: rebuild.NewValidator})
 		if err != nil {
 			t.Fatalf("%s: lock: %v", td.Pos, err)
 		}

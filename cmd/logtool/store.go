@@ -7,14 +7,12 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/eventlog"
 )
 
 // store is an open eventlog store.
-type store interface {
-	eventlog.Store
-	Close() error
-}
+type store = eventlog.Store
 
 // openMode says how a command opens the store.
 type openMode uint8
@@ -50,10 +48,10 @@ func (g *globalOptions) open(mode openMode) (store, error) {
 	if wait == 0 {
 		wait = time.Nanosecond // one attempt; eventlog reads 0 as its default
 	}
-	// Writes are checked against every rule of the log: the store's
-	// default validator is the rebuild fold (SPEC §8.2).
+	// Writes are checked against every rule of the log: sessionlog.Open
+	// wires the rebuild fold as the validator (SPEC §8.2).
 	o := &eventlog.Options{ReadOnly: mode == openRead, LockTimeout: wait}
-	st, err := eventlog.Open(path, o)
+	st, err := sessionlog.Open(path, o)
 	switch {
 	case err == nil:
 		return st, nil

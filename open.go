@@ -1,0 +1,30 @@
+package sessionlog
+
+import (
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/rebuild"
+)
+
+// Open opens the store at target with the default validation: every
+// append and import is checked with the fold that rebuilds requests
+// (rebuild.NewValidator, SPEC §8.2), so a log the store accepts is a log
+// that rebuilds. target is the path of a bbolt file, created unless
+// opts.ReadOnly.
+//
+// opts may be nil. Its NewValidator, when set, replaces the default;
+// opts.Unvalidated opens a store that checks nothing beyond the event
+// envelope (for tools that copy logs they have verified already).
+func Open(target string, opts *eventlog.Options) (eventlog.Store, error) {
+	var o eventlog.Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.NewValidator == nil && !o.Unvalidated {
+		o.NewValidator = rebuild.NewValidator
+	}
+	l, err := eventlog.Open(target, &o)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
