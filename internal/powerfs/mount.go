@@ -44,12 +44,18 @@ type Options struct {
 	// for the links that hold files losing their names; it is created and
 	// emptied. Default: the disk's path with ".scratch" appended.
 	Scratch string
+	// OnWrite, when set, is called after each write is recorded and done,
+	// before the writer is answered, with the writing thread's id: a test
+	// can kill the writer there, in the middle of whatever it was writing.
+	OnWrite func(tid uint32)
 }
 
 // FS is a mounted power-loss filesystem.
 type FS struct {
 	disk, mnt, scratch string
 	server             *fuse.Server
+	onWrite            func(tid uint32)
+	unmounted          bool // by Cut or Unmount; both may be called
 
 	mu    sync.Mutex
 	files map[uint64]*fileState // by inode, the files with unsynced changes
@@ -78,7 +84,7 @@ func Mount(disk, mnt string, opts *Options) (*FS, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "powerfs: disk path")
 	}
-	p := &FS{disk: disk, mnt: mnt, scratch: opts.Scratch,
+	p := &FS{disk: disk, mnt: mnt, scratch: opts.Scratch, onWrite: opts.OnWrite,
 		files: map[uint64]*fileState{}, dirs: map[uint64]*dirState{}, held: map[uint64]bool{}}
 	if p.scratch == "" {
 		p.scratch = disk + ".scratch"
@@ -138,10 +144,14 @@ func (p *FS) fail(err error) syscall.Errno {
 // unmount ends serving, retrying while the kernel still has the mount busy
 // (a killed writer's descriptors are closed asynchronously).
 func (p *FS) unmount() error {
+	if p.unmounted {
+		return nil
+	}
 	var err error
 	for range 100 {
 		if err = p.server.Unmount(); err == nil {
 			p.server.Wait()
+			p.unmounted = true
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -150,8 +160,11 @@ func (p *FS) unmount() error {
 }
 
 // Unmount ends serving with nothing lost, as a clean shutdown does, and
-// removes the scratch directory.
+// removes the scratch directory. After Cut it does nothing.
 func (p *FS) Unmount() error {
+	if p.unmounted {
+		return nil
+	}
 	if err := p.unmount(); err != nil {
 		return err
 	}

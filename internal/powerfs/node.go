@@ -218,6 +218,14 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, sysca
 }
 
 func (f *file) Writev(ctx context.Context, data [][]byte, off int64) (uint32, syscall.Errno) {
+	n, errno := f.writev(data, off)
+	if fc, ok := ctx.(*fuse.Context); ok && f.p.onWrite != nil && errno == 0 {
+		f.p.onWrite(fc.Caller.Pid)
+	}
+	return n, errno
+}
+
+func (f *file) writev(data [][]byte, off int64) (uint32, syscall.Errno) {
 	p := f.p
 	p.mu.Lock()
 	defer p.mu.Unlock()
