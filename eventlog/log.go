@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -137,6 +138,14 @@ func Open(path string, opts *Options) (*Log, error) {
 	}
 	if err := l.prepare(); err != nil {
 		return nil, errors.CombineErrors(err, l.db.Close())
+	}
+	if !l.readOnly && !o.NoSync {
+		// bbolt syncs the file it creates, not its name: sync the
+		// directory, on every read-write Open, since the process that
+		// created the file may have died before it synced the name.
+		if err := SyncDir(filepath.Dir(path)); err != nil {
+			return nil, errors.CombineErrors(errors.Wrap(err, "eventlog: open"), l.db.Close())
+		}
 	}
 	if !l.readOnly {
 		l.queue = make(chan *commitReq, maxBatch)
