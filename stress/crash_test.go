@@ -56,9 +56,19 @@ func TestCrash(t *testing.T) {
 	kills := envInt(t, "STRESS_KILLS", 200)
 	seed := envInt(t, "STRESS_SEED", time.Now().UnixNano())
 	t.Logf("seed %d (STRESS_SEED reproduces the choices, not the timing)", seed)
+	r := newCrashRun(t, filepath.Join(t.TempDir(), "sessions.db"), seed)
+	start := time.Now()
+	for round := 0; round < int(kills) && !t.Failed(); round++ {
+		r.round(round)
+	}
+	r.report(time.Since(start))
+}
+
+// newCrashRun starts the rounds on a store at path, choosing with seed.
+func newCrashRun(t *testing.T, path string, seed int64) *crashRun {
 	r := &crashRun{
 		t:        t,
-		path:     filepath.Join(t.TempDir(), "sessions.db"),
+		path:     path,
 		rng:      rand.New(rand.NewSource(seed)),
 		next:     map[string]int64{},
 		known:    map[string]bool{},
@@ -69,11 +79,7 @@ func TestCrash(t *testing.T) {
 	for range crashSessions {
 		r.ids = append(r.ids, r.newID())
 	}
-	start := time.Now()
-	for round := 0; round < int(kills) && !t.Failed(); round++ {
-		r.round(round)
-	}
-	r.report(time.Since(start))
+	return r
 }
 
 // crashRun is TestCrash's state across rounds.
@@ -91,6 +97,10 @@ type crashRun struct {
 	// leftOpen holds the sessions whose crashed turn the parent left for
 	// the next child's loop.Open to close, with what the crash left open.
 	leftOpen map[string]openState
+
+	// power, when set, runs the children on a power-loss mount and cuts
+	// the power after each kill (TestPowerCut, power_test.go).
+	power powerHooks
 
 	tot                       crashTotals
 	kills, byLines, retired   int
@@ -197,8 +207,12 @@ func (r *crashRun) newID() string {
 // round starts a child, kills it, and checks what it left.
 func (r *crashRun) round(n int) {
 	t := r.t
+	store := r.path
+	if r.power != nil {
+		store = r.power.mount(n)
+	}
 	c := startChild(t, "TestCrashChild", "crash",
-		envStore+"="+r.path, envSeed+"="+strconv.FormatInt(r.rng.Int63(), 10), envIDs+"="+strings.Join(r.ids, ","))
+		envStore+"="+store, envSeed+"="+strconv.FormatInt(r.rng.Int63(), 10), envIDs+"="+strings.Join(r.ids, ","))
 	c.expect("start")
 	started := time.Now()
 	delay := crashMinDelay + time.Duration(r.rng.Int63n(int64(crashMaxDelay-crashMinDelay)))
@@ -238,6 +252,9 @@ func (r *crashRun) round(n int) {
 	r.minKill, r.maxKill, r.sumKill = min(r.minKill, took), max(r.maxKill, took), r.sumKill+took
 	r.txs += log.txs
 	r.writes += log.writes
+	if r.power != nil && !r.power.cut(n, log) {
+		return
+	}
 	r.check(n, log)
 }
 
