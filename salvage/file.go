@@ -98,15 +98,5 @@ func publish(tmp, path string) error {
 			return errors.Wrapf(err, "salvage: move the new store to %s", errors.Safe(path))
 		}
 	}
-	return syncDir(filepath.Dir(path))
-}
-
-// syncDir makes the new directory entry durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return errors.Wrapf(err, "salvage: sync %s", errors.Safe(dir))
-	}
-	err = d.Sync()
-	return errors.Wrapf(errors.CombineErrors(err, d.Close()), "salvage: sync %s", errors.Safe(dir))
+	return errors.Wrap(eventlog.SyncDir(filepath.Dir(path)), "salvage")
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/eventlog"
 )
 
 // exportOptions are the flags of logtool export.
@@ -132,16 +134,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return errors.Wrapf(err, "export to %s", errors.Safe(path))
 	}
-	syncDir(dir)
-	return nil
-}
-
-// syncDir makes a rename in dir durable where the platform supports it.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()  // unsupported on some platforms; the rename is done either way
-	_ = d.Close() // opened read-only
+	// The rename is durable only once the directory is synced: a failure
+	// here is a failure of the export.
+	return errors.Wrapf(eventlog.SyncDir(dir), "export to %s", errors.Safe(path))
 }
