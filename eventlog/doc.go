@@ -44,8 +44,11 @@
 // validated first (codec.DecodeEvent, then the session's Validator), and a
 // refused append writes nothing. Appends to different sessions that are
 // in flight together share one bbolt transaction and one fsync (group
-// commit, see commit.go); appends to one session are serialised, so a
-// second writer sees the first's effect (ErrConflict). Import and Fork
+// commit, see commit.go), and a read-write Open fsyncs the store's
+// directory, so the file's name is as durable as its bytes (stress's
+// TestPowerCut cuts the power to prove both). Appends to one session are
+// serialised, so a second writer sees the first's effect (ErrConflict).
+// Import and Fork
 // stage a session in several transactions, marked "staging", and publish
 // it with the final transaction, which deletes the mark and writes the
 // head; a read-write Open removes what a crash left staged. A session

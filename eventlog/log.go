@@ -101,7 +101,8 @@ func (o Options) withDefaults() Options {
 // Open of a missing or empty file fails with ErrNotFound and creates
 // nothing. A store of a newer format is ErrUnsupported; a file that is not
 // a store, or is damaged, is ErrCorrupt. A read-write Open removes the
-// unpublished sessions left by an import that crashed.
+// unpublished sessions left by an import that crashed, and, unless
+// NoSync, fsyncs the directory holding the store (see SyncDir).
 func Open(path string, opts *Options) (*Log, error) {
 	var o Options
 	if opts != nil {
