@@ -48,12 +48,11 @@
 // directory, so the file's name is as durable as its bytes (stress's
 // TestPowerCut cuts the power to prove both). Appends to one session are
 // serialised, so a second writer sees the first's effect (ErrConflict).
-// Import and Fork
-// stage a session in several transactions, marked "staging", and publish
-// it with the final transaction, which deletes the mark and writes the
-// head; a read-write Open removes what a crash left staged. A session
-// with neither head nor mark is damage: listed by SessionIDs, reported as
-// corrupt, never removed.
+// Import and Fork stage a session in several transactions, marked
+// "staging", and publish it with the final transaction, which deletes the
+// mark and writes the head; a read-write Open removes what a crash left
+// staged. A session with neither head nor mark is damage: listed by
+// SessionIDs, reported as corrupt, never removed.
 //
 // # Reads
 //
