@@ -88,7 +88,17 @@
 //	power: cuts=210 drop=70 tear=70 reorder=70 cuts_losing=… durable=… lost=0 wrong_opens=0 …
 //
 // It runs 24 cuts (STRESS_CUTS sets more; .ci/power.sh runs 210), needs
-// root and /dev/fuse, and is skipped under -short. The recipes pin what
+// root and /dev/fuse, and is skipped under -short.
+//
+// TestPowerCutImports (power_import_test.go) aims at the staged publish:
+// a child imports generated sessions one after another, each staged in
+// several transactions, and is killed inside a random write; after each
+// cut (the three modes in turn) every import reported is published and
+// whole (the generated events and chain hash) and verifies clean, and a
+// read-write Open leaves nothing staged. 12 cuts; STRESS_IMPORT_CUTS sets
+// more (.ci/power.sh runs 60).
+//
+// The recipes pin what
 // the cuts found: TestPowerRecipeNewStoreName (eventlog.Open syncs the
 // store's directory; before, the first cut lost the whole store), and
 // TestPowerRecipeSalvageInto (salvage -o survives a cut right after it
