@@ -35,11 +35,8 @@ func TestPowerCutImports(t *testing.T) {
 	if testing.Short() {
 		t.Skip("power-cut rounds take seconds; skipped under -short")
 	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("no /dev/fuse: power cuts need a FUSE mount")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: powerfs mounts with mount(2) directly")
+	if why := powerfs.Unavailable(); why != "" {
+		t.Skip(why)
 	}
 	cuts := envInt(t, "STRESS_IMPORT_CUTS", powerImportCuts)
 	seed := envInt(t, "STRESS_SEED", time.Now().UnixNano())

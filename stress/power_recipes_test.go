@@ -18,11 +18,8 @@ import (
 // cannot be mounted. It returns the disk and the mount.
 func powerDisk(t *testing.T) (string, string, *powerfs.FS) {
 	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("no /dev/fuse: power cuts need a FUSE mount")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: powerfs mounts with mount(2) directly")
+	if why := powerfs.Unavailable(); why != "" {
+		t.Skip(why)
 	}
 	base := t.TempDir()
 	disk, mnt := filepath.Join(base, "disk"), filepath.Join(base, "mnt")

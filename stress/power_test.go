@@ -43,11 +43,8 @@ func TestPowerCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("power-cut rounds take a minute; skipped under -short")
 	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("no /dev/fuse: power cuts need a FUSE mount")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: powerfs mounts with mount(2) directly")
+	if why := powerfs.Unavailable(); why != "" {
+		t.Skip(why)
 	}
 	cuts := envInt(t, "STRESS_CUTS", powerShortCuts)
 	seed := envInt(t, "STRESS_SEED", time.Now().UnixNano())

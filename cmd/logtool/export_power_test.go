@@ -17,11 +17,8 @@ import (
 // (the name survives, the bytes do not) or the directory after it (the old
 // export comes back).
 func TestExportSurvivesPowerCut(t *testing.T) {
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("no /dev/fuse: power cuts need a FUSE mount")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: powerfs mounts with mount(2) directly")
+	if why := powerfs.Unavailable(); why != "" {
+		t.Skip(why)
 	}
 	base := t.TempDir()
 	disk, mnt := filepath.Join(base, "disk"), filepath.Join(base, "mnt")

@@ -3,9 +3,9 @@
 // every operation through, so the processes on the mount read, write and
 // map the real files, while it records what a power cut would lose. Cut
 // then unmounts it and rolls the directory back to what was durable, in one
-// of three modes. Only tests import it (stress's power-loss proof and its
-// own tests); it needs root and /dev/fuse, and mounts with mount(2)
-// directly, no fusermount.
+// of three modes. Only tests import it (stress's power-loss proofs,
+// logtool's export test, its own); it needs root and /dev/fuse, and
+// mounts with mount(2) directly, no fusermount.
 //
 // # What is durable
 //

@@ -204,3 +204,15 @@ func (p *FS) Cut(mode Mode, rng *rand.Rand) (Report, error) {
 	}
 	return rep, errors.Wrap(os.RemoveAll(p.scratch), "powerfs: remove the scratch directory")
 }
+
+// Unavailable says why this process cannot mount a powerfs (no /dev/fuse,
+// or not root), or "" when it can: a test skips with the reason.
+func Unavailable() string {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return "no /dev/fuse: power cuts need a FUSE mount"
+	}
+	if os.Geteuid() != 0 {
+		return "not root: powerfs mounts with mount(2) directly"
+	}
+	return ""
+}

@@ -25,11 +25,8 @@ type disk struct {
 // here.
 func newDisk(t *testing.T) *disk {
 	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("no /dev/fuse: power-loss mounts need FUSE")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: powerfs mounts with mount(2) directly")
+	if why := powerfs.Unavailable(); why != "" {
+		t.Skip(why)
 	}
 	base := t.TempDir()
 	d := &disk{t: t, dir: filepath.Join(base, "disk"), mnt: filepath.Join(base, "mnt")}
