@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/eventlog"
 )
 
 // Exit codes.
@@ -199,7 +201,8 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 }
 
 // writeFileAtomic writes data to path through a temporary file in the
-// same directory and a rename, so that a failed run never leaves a
+// same directory (synced) and a rename (made durable by syncing the
+// directory), so that neither a failed run nor a power cut leaves a
 // half-written report.
 func writeFileAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
@@ -222,7 +225,7 @@ func writeFileAtomic(path string, data []byte) error {
 		os.Remove(tmp)
 		return errors.Wrapf(err, "logbench: write %s", errors.Safe(path))
 	}
-	return nil
+	return errors.Wrapf(eventlog.SyncDir(filepath.Dir(path)), "logbench: write %s", errors.Safe(path))
 }
 
 // progress writes progress lines on stderr.
