@@ -592,7 +592,7 @@ func TestStoreLock(t *testing.T) {
 	refused := func(t *testing.T, path string) {
 		t.Helper()
 		for _, ro := range []bool{false, true} {
-			st, err := eventlog.Open(path, &eventlog.Options{LockTimeout: short, ReadOnly: ro})
+			st, err := eventlog.Open(path, &eventlog.Options{LockTimeout: short, ReadOnly: ro, NewValidator: rebuild.NewValidator})
 			if err == nil {
 				st.Close()
 				t.Fatalf("Open(ReadOnly %v) of a store another process holds succeeded", ro)
