@@ -671,7 +671,7 @@ func TestLockChild(t *testing.T) {
 			t.Fatal(err)
 		}
 	case "probe", "probe-readonly":
-		st, err := eventlog.Open(path, &eventlog.Options{LockTimeout: 50 * time.Millisecond, ReadOnly: role == "probe-readonly"})
+		st, err := eventlog.Open(path, &eventlog.Options{LockTimeout: 50 * time.Millisecond, ReadOnly: role == "probe-readonly", NewValidator: rebuild.NewValidator})
 		switch {
 		case err == nil:
 			st.Close()
