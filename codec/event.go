@@ -105,7 +105,7 @@ func DecodeEvent(raw []byte) (Event, error) {
 	e := Event{Raw: raw, Seq: -1}
 	err := e.decode()
 	if err != nil && e.Seq >= 0 {
-		err = errors.Wrapf(err, "seq %d", errors.Safe(e.Seq))
+		err = AtSeq(err, e.Seq)
 	}
 	return e, err
 }

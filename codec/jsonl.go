@@ -103,10 +103,10 @@ func (s *Scanner) Header() (SessionHeader, error) {
 	}
 	raw, err := FromJSON(nil, line, s.lim)
 	if err != nil {
-		return SessionHeader{}, errors.Wrapf(markSyntax(err), "codec: line 1")
+		return SessionHeader{}, errors.Wrapf(markSyntax(err), "line 1")
 	}
 	h, err := DecodeSessionHeader(raw)
-	return h, errors.Wrapf(err, "codec: line 1")
+	return h, errors.Wrapf(err, "line 1")
 }
 
 // markSyntax marks a syntax error as corruption (it is damage, not a
@@ -145,16 +145,16 @@ func (s *Scanner) next1() (Event, error) {
 		return Event{}, s.damaged(lineNo, n, err)
 	}
 	if err != nil {
-		return Event{}, errors.Wrapf(err, "codec: line %d", errors.Safe(lineNo))
+		return Event{}, errors.Wrapf(err, "line %d", errors.Safe(lineNo))
 	}
 	ev, err := DecodeEvent(raw)
 	if err != nil {
-		return Event{}, errors.Wrapf(err, "codec: line %d", errors.Safe(lineNo))
+		return Event{}, errors.Wrapf(err, "line %d", errors.Safe(lineNo))
 	}
 	if ev.Seq != s.next {
-		cause := corruptf("codec: seq %d where %d was expected", errors.Safe(ev.Seq), errors.Safe(s.next))
+		cause := NamesSeq(corruptf("codec: seq %d where %d was expected", errors.Safe(ev.Seq), errors.Safe(s.next)))
 		if ev.Type == TypeTurnEnd {
-			return Event{}, errors.Wrapf(cause, "codec: line %d", errors.Safe(lineNo))
+			return Event{}, errors.Wrapf(cause, "line %d", errors.Safe(lineNo))
 		}
 		return Event{}, s.damaged(lineNo, n, cause)
 	}
@@ -177,7 +177,7 @@ func (s *Scanner) damaged(lineNo int, n int64, cause error) error {
 		s.torn.Lines++
 		s.torn.Bytes += n
 		if !tooLong && isTurnEnd(line, s.lim) {
-			return errors.Mark(errors.Wrapf(cause, "codec: line %d (before the turn/end on line %d)",
+			return errors.Mark(errors.Wrapf(cause, "line %d (before the turn/end on line %d)",
 				errors.Safe(lineNo), errors.Safe(s.line)), ErrCorrupt)
 		}
 	}

@@ -63,7 +63,7 @@ func DecodeSessionHeader(raw []byte) (SessionHeader, error) {
 		return err
 	})
 	if err != nil {
-		return h, errors.Wrap(err, "codec: session header")
+		return h, errors.Wrap(err, "session header")
 	}
 	if r.Len() != 0 {
 		return h, corruptf("codec: %d trailing bytes after the session header", errors.Safe(r.Len()))

@@ -40,23 +40,23 @@ func checkHeader(h codec.SessionHeader) (codec.SessionHeader, error) {
 // want. The returned Event aliases ev.Raw.
 func checkEvent(session string, ev *codec.Event, want int64) (codec.Event, error) {
 	if ev.Seq != want {
-		return codec.Event{}, invalidf("eventlog: session %q: event seq %d where %d was expected",
-			errors.Safe(session), errors.Safe(ev.Seq), errors.Safe(want))
+		return codec.Event{}, codec.At(codec.NamesSeq(invalidf("eventlog: event seq %d where %d was expected",
+			errors.Safe(ev.Seq), errors.Safe(want))), session, -1)
 	}
 	if len(ev.Raw) > maxPayload {
-		return codec.Event{}, invalidf("eventlog: session %q seq %d: event of %d bytes is larger than %d",
-			errors.Safe(session), errors.Safe(want), errors.Safe(len(ev.Raw)), errors.Safe(maxPayload))
+		return codec.Event{}, codec.At(invalidf("eventlog: event of %d bytes is larger than %d",
+			errors.Safe(len(ev.Raw)), errors.Safe(maxPayload)), session, want)
 	}
 	if err := codec.ValidateValue(ev.Raw); err != nil {
-		return codec.Event{}, errors.Wrapf(asInvalid(err), "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(want))
+		return codec.Event{}, codec.At(asInvalid(err), session, want)
 	}
 	d, err := codec.DecodeEvent(ev.Raw)
 	if err != nil {
-		return codec.Event{}, errors.Wrapf(asInvalid(err), "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(want))
+		return codec.Event{}, codec.At(asInvalid(err), session, want)
 	}
 	if d.Seq != want {
-		return codec.Event{}, invalidf("eventlog: session %q: event view says seq %d but its payload says %d",
-			errors.Safe(session), errors.Safe(want), errors.Safe(d.Seq))
+		return codec.Event{}, codec.At(codec.NamesSeq(invalidf("eventlog: event view says seq %d but its payload says %d",
+			errors.Safe(want), errors.Safe(d.Seq))), session, -1)
 	}
 	return d, nil
 }
@@ -64,7 +64,7 @@ func checkEvent(session string, ev *codec.Event, want int64) (codec.Event, error
 // validate passes ev to v, classifying a refusal as ErrInvalid.
 func validate(v Validator, session string, ev *codec.Event) error {
 	if err := v.Validate(ev); err != nil {
-		return errors.Wrapf(asInvalid(err), "eventlog: session %q seq %d refused", errors.Safe(session), errors.Safe(ev.Seq))
+		return codec.At(asInvalid(err), session, ev.Seq)
 	}
 	return nil
 }

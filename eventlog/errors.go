@@ -83,7 +83,7 @@ func asInvalid(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrCorrupt):
-		return errors.Mark(errors.Handled(err), ErrInvalid)
+		return codec.KeepPlace(err, errors.Mark(errors.Handled(err), ErrInvalid))
 	case errors.IsAny(err, ErrInvalid, ErrUnsupported):
 		return err
 	}
@@ -98,7 +98,7 @@ func asCorrupt(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrInvalid):
-		return errors.Mark(errors.Handled(err), ErrCorrupt)
+		return codec.KeepPlace(err, errors.Mark(errors.Handled(err), ErrCorrupt))
 	case errors.IsAny(err, ErrCorrupt, ErrUnsupported):
 		return err
 	}
@@ -107,5 +107,5 @@ func asCorrupt(err error) error {
 
 // noSession is the ErrNotFound error for a session id.
 func noSession(id string) error {
-	return errors.Mark(errors.NewWithDepthf(1, "eventlog: no session %q", errors.Safe(id)), ErrNotFound)
+	return codec.NamesSession(errors.Mark(errors.NewWithDepthf(1, "eventlog: no session %q", errors.Safe(id)), ErrNotFound))
 }

@@ -504,7 +504,7 @@ func (l *Log) Head(ctx context.Context, session string) (Head, error) {
 		return err
 	})
 	if err != nil {
-		return Head{}, errors.Wrapf(err, "eventlog: head of session %q", errors.Safe(session))
+		return Head{}, codec.At(err, session, -1)
 	}
 	return decodeStored(session, headRec, headerRec)
 }

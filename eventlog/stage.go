@@ -188,7 +188,7 @@ func (l *Log) Import(ctx context.Context, h codec.SessionHeader, src Source) (in
 	defer l.staging.remove(hdr.ID)
 	s := l.newStager(hdr)
 	if err := s.importFrom(ctx, src); err != nil {
-		return 0, s.abort(errors.Wrapf(err, "eventlog: import session %q at seq %d", errors.Safe(hdr.ID), errors.Safe(s.head.Next)))
+		return 0, s.abort(codec.At(err, hdr.ID, s.head.Next))
 	}
 	return s.head.Next, nil
 }
@@ -262,8 +262,7 @@ func (l *Log) Fork(ctx context.Context, source string, at int64, child codec.Ses
 	defer l.staging.remove(hdr.ID)
 	s := l.newStager(hdr)
 	if err := s.forkFrom(ctx, source, at); err != nil {
-		return s.abort(errors.Wrapf(err, "eventlog: fork of session %q at seq %d into %q",
-			errors.Safe(source), errors.Safe(at), errors.Safe(hdr.ID)))
+		return s.abort(errors.Wrap(codec.At(err, source, at), "fork"))
 	}
 	return nil
 }
@@ -279,8 +278,8 @@ func (s *stager) forkFrom(ctx context.Context, source string, at int64) error {
 		return err
 	}
 	if ev.Type != codec.TypeTurnEnd {
-		return invalidf("eventlog: seq %d of session %q is a %s, not a turn/end",
-			errors.Safe(at), errors.Safe(source), ev.Type)
+		return codec.NamesSession(codec.NamesSeq(invalidf("eventlog: seq %d of session %q is a %s, not a turn/end",
+			errors.Safe(at), errors.Safe(source), ev.Type)))
 	}
 	for next := int64(0); next <= at; {
 		if err := ctx.Err(); err != nil {

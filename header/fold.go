@@ -28,25 +28,25 @@ func (f *Fold) Add(ev *codec.Event) error {
 	case codec.TypeRequestHeader:
 		rh, ok := ev.Data.(*codec.RequestHeader)
 		if !ok {
-			return invalidf("header: request/header at seq %d has no header view", errors.Safe(ev.Seq))
+			return codec.NamesSeq(invalidf("header: request/header at seq %d has no header view", errors.Safe(ev.Seq)))
 		}
 		s, err := Decode(rh.Header)
 		if err != nil {
-			return errors.Wrapf(err, "request/header at seq %d", errors.Safe(ev.Seq))
+			return codec.NamesSeq(errors.Wrapf(err, "request/header at seq %d", errors.Safe(ev.Seq)))
 		}
 		f.cur, f.has = s, true
 	case codec.TypeHeaderDelta:
 		if !f.has {
-			return invalidf("header: request/header-delta at seq %d before any request/header snapshot",
-				errors.Safe(ev.Seq))
+			return codec.NamesSeq(invalidf("header: request/header-delta at seq %d before any request/header snapshot",
+				errors.Safe(ev.Seq)))
 		}
 		hd, ok := ev.Data.(*codec.HeaderDelta)
 		if !ok {
-			return invalidf("header: request/header-delta at seq %d has no delta view", errors.Safe(ev.Seq))
+			return codec.NamesSeq(invalidf("header: request/header-delta at seq %d has no delta view", errors.Safe(ev.Seq)))
 		}
 		d, err := DecodeDelta(hd.Raw)
 		if err != nil {
-			return errors.Wrapf(err, "request/header-delta at seq %d", errors.Safe(ev.Seq))
+			return codec.NamesSeq(errors.Wrapf(err, "request/header-delta at seq %d", errors.Safe(ev.Seq)))
 		}
 		f.cur = Apply(f.cur, d)
 	}

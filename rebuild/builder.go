@@ -112,7 +112,7 @@ func (b *Builder) Misplaced() []int64 { return b.misplaced }
 // chunk, its step/end) settle it before they are folded.
 func (b *Builder) Add(ev *codec.Event) error {
 	if ev.Seq != b.f.Next() {
-		return invalidf("rebuild: seq %d where %d was expected", errors.Safe(ev.Seq), errors.Safe(b.f.Next()))
+		return codec.NamesSeq(invalidf("rebuild: seq %d where %d was expected", errors.Safe(ev.Seq), errors.Safe(b.f.Next())))
 	}
 	switch d := ev.Data.(type) {
 	case *codec.AssistantChunk:

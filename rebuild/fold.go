@@ -66,7 +66,7 @@ func (f *Fold) Validate(ev *codec.Event) error { return f.Add(ev) }
 // Errors are marked ErrInvalid and name the seq.
 func (f *Fold) Add(ev *codec.Event) error {
 	if ev.Seq != f.next {
-		return invalidf("rebuild: seq %d where %d was expected", errors.Safe(ev.Seq), errors.Safe(f.next))
+		return codec.NamesSeq(invalidf("rebuild: seq %d where %d was expected", errors.Safe(ev.Seq), errors.Safe(f.next)))
 	}
 	var err error
 	switch {
@@ -83,7 +83,7 @@ func (f *Fold) Add(ev *codec.Event) error {
 		}
 	}
 	if err != nil {
-		return errors.Wrapf(err, "rebuild: seq %d", errors.Safe(ev.Seq))
+		return codec.AtSeq(err, ev.Seq)
 	}
 	f.next++
 	return nil
