@@ -75,7 +75,7 @@ func runDemo(ctx context.Context, opts demoOptions, _ []string, stdout, stderr i
 		return err
 	}
 	fmt.Fprintf(w, "\nReplay (logtool replay %s):\n\n", id)
-	if err := eachStep(ctx, st, opts.g.db, id, true, func(s rebuild.Step) error { return writeStepText(w, s) }); err != nil {
+	if err := eachStep(ctx, st, opts.g.db, id, true, func(s rebuild.Step) error { return writeStepText(w, s, nil) }); err != nil {
 		return err
 	}
 	vs, ok := st.(verify.Store)

@@ -76,7 +76,8 @@ func runFork(ctx context.Context, opts forkOptions, args []string, stdout, _ io.
 				errors.Mark(errors.Newf("fork: session %s exists already", errors.Safe(id)), eventlog.ErrConflict),
 				"choose another --id, or leave it out for a new random one")
 		}
-		err = errors.Wrapf(err, "fork %s at %d", errors.Safe(source), errors.Safe(opts.at))
+		// The store's error names the source and the seq; the child's id
+		// is left out, since the user may never have chosen it.
 		if errors.Is(err, eventlog.ErrInvalid) {
 			err = errors.WithHintf(err, "a fork starts after a turn/end; 'logtool show %s --type turn/end' lists them",
 				errors.Safe(source))

@@ -138,9 +138,9 @@ func (s *importSource) Next() (codec.Event, error) {
 			s.scanFailed = true
 			t := s.torn
 			return codec.Event{}, errors.WithHintf(
-				tornTailf("torn tail from line %d (%d %s, %d bytes, after seq %d): %v",
+				codec.NamesSeq(tornTailf("torn tail from line %d (%d %s, %d bytes, after seq %d): %v",
 					errors.Safe(t.FirstLine), errors.Safe(t.Lines), errors.Safe(plural(t.Lines, "line", "lines")),
-					errors.Safe(t.Bytes), errors.Safe(s.last), t.Cause),
+					errors.Safe(t.Bytes), errors.Safe(s.last), t.Cause)),
 				"the file ends in an interrupted write; without --strict, the %d complete events before line %d are imported",
 				errors.Safe(s.last+1), errors.Safe(t.FirstLine))
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,27 +10,36 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
 	"github.com/spf13/cobra"
 )
 
 // lsOptions are the flags of logtool ls.
 type lsOptions struct {
 	g *globalOptions
+	// json prints one JSON object per session instead of the table.
+	json bool
 }
 
 func newLsCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	opts := lsOptions{g: g}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "ls",
 		Short: "List the sessions in the store",
 		Long: `List the sessions in the store, ordered by id: one line per session with its
 id, number of events, number of turns, last activity (the time of its last
-event, RFC 3339 UTC) and parent session (- when it is no fork).`,
+event, RFC 3339 UTC) and parent session (- when it is no fork).
+
+--json prints one JSON object per line instead, one per session, without
+the title line:
+{"session":ID,"events":N,"turns":N,"lastActivity":RFC3339|null,"parent":ID|null}`,
 		Args: maxArgs(0),
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			return runLs(cmd.Context(), opts, args, stdout, stderr)
 		}),
 	}
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object per session and line")
+	return cmd
 }
 
 // runLs prints one line per session.
@@ -43,6 +53,23 @@ func runLs(ctx context.Context, opts lsOptions, _ []string, stdout, _ io.Writer)
 	if err != nil {
 		return errors.Wrap(err, "ls")
 	}
+	if opts.json {
+		w := bufio.NewWriter(stdout)
+		for _, h := range heads {
+			var o codec.Object
+			o.Str("session", h.Header.ID).Int("events", h.Next).Int("turns", h.Turns)
+			o.Value("lastActivity", jsonTimestamp(h.LastTime))
+			if p := h.Header.ParentSession; p != "" {
+				o.Str("parent", p)
+			} else {
+				o.Value("parent", codec.AppendNil(nil))
+			}
+			if err := writeJSONLine(w, o.Bytes()); err != nil {
+				return errors.Wrap(err, "ls")
+			}
+		}
+		return errors.Wrap(w.Flush(), "ls: write")
+	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tEVENTS\tTURNS\tLAST-ACTIVITY\tPARENT")
 	for _, h := range heads {
@@ -53,6 +80,26 @@ func runLs(ctx context.Context, opts lsOptions, _ []string, stdout, _ io.Writer)
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", h.Header.ID, h.Next, h.Turns, timestamp(h.LastTime), parent)
 	}
 	return errors.Wrap(tw.Flush(), "ls: write")
+}
+
+// jsonTimestamp is timestamp's value in storage form: the string, or null
+// for "-".
+func jsonTimestamp(ms float64) []byte {
+	if t := timestamp(ms); t != "-" {
+		return codec.AppendString(nil, t)
+	}
+	return codec.AppendNil(nil)
+}
+
+// writeJSONLine writes the storage-form value mp as a line of canonical
+// JSON (the codec's encoder, SPEC §2.2).
+func writeJSONLine(w *bufio.Writer, mp []byte) error {
+	line, _, err := codec.ToJSON(nil, mp)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(line, '\n'))
+	return err
 }
 
 // timestamp formats epoch milliseconds as RFC 3339 in UTC, to the second;

@@ -20,12 +20,15 @@ type replayOptions struct {
 	g      *globalOptions
 	step   string
 	format string
+	// new writes, per step, only the messages the previous step's
+	// request did not have (text format).
+	new bool
 }
 
 func newReplayCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	opts := replayOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "replay SESSION [--step T.S] [--format text|json]",
+		Use:   "replay SESSION [--step T.S] [--format text|json] [--new]",
 		Short: "Rebuild the requests of a session's steps",
 		Long: `Rebuild, from the log alone, the request every step of a session sent
 (SPEC §6): the header in force, the session prefix and the derived history.
@@ -34,13 +37,22 @@ func newReplayCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 then one block per message. --format json prints one line per step:
 {"turn":T,"step":S,"stepStartSeq":B,"digest":HEX|null,"request":{…}|null},
 where request is the request's canonical JSON, exactly the bytes whose
-SHA-256 is digest. A step with no header in force has a null request.`,
+SHA-256 is digest. A step with no header in force has a null request.
+
+--new (text format) shows, for each step, only the messages that are new
+since the previous step: those after the longest run of leading messages
+the two requests share. With --step, the previous step is still the one
+before it in the log.`,
 		Args: exactArgs("SESSION"),
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("step") && opts.step == "" {
+				return usagef("replay: --step needs a step T.S (turn.step, from 1.1)")
+			}
 			return runReplay(cmd.Context(), opts, args, stdout, stderr)
 		}),
 	}
 	cmd.Flags().StringVar(&opts.step, "step", "", "only the step `T.S` (turn.step)")
+	cmd.Flags().BoolVar(&opts.new, "new", false, "text format: show only the messages new since the previous step")
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output `FORMAT`: text or json")
 	return cmd
 }
@@ -65,6 +77,9 @@ func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _
 	if opts.format != "text" && opts.format != "json" {
 		return usagef("--format is text or json, not %q", errors.Safe(opts.format))
 	}
+	if opts.new && opts.format != "text" {
+		return usagef("replay: --new is for --format text; the json lines hold whole requests")
+	}
 	var only *stepName
 	if opts.step != "" {
 		s, err := parseStep(opts.step)
@@ -81,15 +96,29 @@ func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _
 	id := args[0]
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	found := false
+	var prev *prevStep
+	if opts.new {
+		prev = &prevStep{}
+	}
 	err = eachStep(ctx, st, opts.g.db, id, true, func(s rebuild.Step) error {
 		if only != nil && (s.Turn != only.turn || s.Step != only.step) {
+			if prev != nil {
+				// --step with --new: remember the step before it.
+				if s.Null {
+					*prev = prevStep{}
+					return nil
+				}
+				msgs, err := stepMessages(s)
+				*prev = prevStep{name: step(s.Turn, s.Step), msgs: msgs}
+				return err
+			}
 			return nil
 		}
 		found = true
 		if opts.format == "json" {
 			return writeStepJSON(w, s)
 		}
-		return writeStepText(w, s)
+		return writeStepText(w, s, prev)
 	})
 	if ferr := w.Flush(); err == nil {
 		err = ferr

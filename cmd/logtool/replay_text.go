@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -13,33 +14,36 @@ import (
 
 // writeStepText writes a step for people: a title line, the header
 // (config, system prompt, tools, prefix size), then one block per message
-// of the request, in wire order.
-func writeStepText(w *bufio.Writer, s rebuild.Step) error {
+// of the request, in wire order. With prev (the messages of the previous
+// step's request, from stepMessages) only the messages after the prefix
+// the two requests share are written: what is new in this step.
+func writeStepText(w *bufio.Writer, s rebuild.Step, prev *prevStep) error {
 	fmt.Fprintf(w, "== step %s (step/start at seq %d)", step(s.Turn, s.Step), s.Start)
 	if s.Null {
 		fmt.Fprintf(w, ": no header in force, so no request could have been sent\n\n")
+		if prev != nil {
+			*prev = prevStep{}
+		}
 		return nil
 	}
 	fmt.Fprintf(w, "  digest %s\n", hex.EncodeToString(s.Digest[:]))
 	writeHeaderText(w, &s.Header, s.HeaderSeq, s.LastReason)
-	mp, err := codec.FromJSON(nil, s.Request, codec.Limits{})
+	msgs, err := stepMessages(s)
 	if err != nil {
 		return err
 	}
-	msgs, ok, err := lookup(mp, "messages")
-	if err != nil || !ok {
-		return err
-	}
-	r := codec.NewReader(msgs)
-	t, err := r.Next()
-	if err != nil {
-		return err
-	}
-	for i := 0; i < t.N; i++ {
-		m, err := r.Value(maxDepth)
-		if err != nil {
-			return err
+	from := 0
+	if prev != nil {
+		for from < len(msgs) && from < len(prev.msgs) && bytes.Equal(msgs[from], prev.msgs[from]) {
+			from++
 		}
+		if from > 0 {
+			fmt.Fprintf(w, "(messages [0]..[%d] as in step %s)\n", from-1, prev.name)
+		}
+		*prev = prevStep{name: step(s.Turn, s.Step), msgs: msgs}
+	}
+	for i := from; i < len(msgs); i++ {
+		m := msgs[i]
 		where := ""
 		if i < len(s.Header.Prefix) {
 			where = " (session prefix)"
@@ -53,6 +57,38 @@ func writeStepText(w *bufio.Writer, s rebuild.Step) error {
 	}
 	_, err = w.WriteString("\n")
 	return err
+}
+
+// prevStep is what replay --new remembers of the previous step.
+type prevStep struct {
+	name string
+	msgs [][]byte
+}
+
+// stepMessages returns the storage form of each message of s's request.
+func stepMessages(s rebuild.Step) ([][]byte, error) {
+	mp, err := codec.FromJSON(nil, s.Request, codec.Limits{})
+	if err != nil {
+		return nil, err
+	}
+	msgs, ok, err := lookup(mp, "messages")
+	if err != nil || !ok {
+		return nil, err
+	}
+	r := codec.NewReader(msgs)
+	t, err := r.Next()
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, 0, t.N)
+	for i := 0; i < t.N; i++ {
+		m, err := r.Value(maxDepth)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 func writeHeaderText(w *bufio.Writer, h *header.Snapshot, seq int64, reason string) {

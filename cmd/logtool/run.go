@@ -101,10 +101,6 @@ func printError(w io.Writer, err error) {
 // newRootCmd builds the command tree. Output goes to stdout and stderr;
 // help is requested output and goes to stdout.
 func newRootCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
-	dbDefault := defaultDB
-	if v := g.env.getenv("LOGTOOL_DB"); v != "" {
-		dbDefault = v
-	}
 	root := &cobra.Command{
 		Use:   "logtool",
 		Short: "Inspect and maintain a sessionlog store",
@@ -128,7 +124,8 @@ Exit codes: 0 ok, 1 failure or refused input, 2 usage.`,
 		return errors.Mark(err, ErrUsage)
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.db, "db", dbDefault, "the store file `PATH` (default from $LOGTOOL_DB when set)")
+	// No flag default: the help shows the one rule, and action applies it.
+	pf.StringVar(&g.db, "db", "", "the store file `PATH` (default: $LOGTOOL_DB, else "+defaultDB+")")
 	pf.DurationVar(&g.lockTimeout, "lock-timeout", time.Second,
 		"how long to wait for a store held by another process (0: do not wait)")
 
@@ -158,8 +155,14 @@ func (g *globalOptions) action(fn func(cmd *cobra.Command, args []string) error)
 		if g.lockTimeout < 0 {
 			return usagef("--lock-timeout must not be negative")
 		}
-		if g.db == "" {
+		switch f := cmd.Flag("db"); {
+		case f != nil && f.Changed && g.db == "":
 			return usagef("--db must name a file")
+		case g.db == "":
+			g.db = defaultDB
+			if v := g.env.getenv("LOGTOOL_DB"); v != "" {
+				g.db = v
+			}
 		}
 		return fn(cmd, args)
 	}

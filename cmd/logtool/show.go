@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/spf13/cobra"
 )
 
@@ -89,6 +90,12 @@ func runShow(ctx context.Context, opts showOptions, args []string, stdout, stder
 	if err != nil {
 		return err
 	}
+	if opts.hasFrom && opts.from >= head.Next {
+		return errors.WithHintf(
+			errors.Mark(errors.Newf("show: --from %d is past the end of session %s (%s)",
+				errors.Safe(opts.from), errors.Safe(id), errors.Safe(seqRange(head.Next))), eventlog.ErrNotFound),
+			"'logtool ls' shows how many events each session has")
+	}
 	from, to := int64(0), head.Next-1
 	if opts.hasFrom {
 		from = max(from, opts.from)
@@ -127,6 +134,14 @@ func runShow(ctx context.Context, opts showOptions, args []string, stdout, stder
 		return err
 	}
 	return errors.Wrap(w.Flush(), "show: write")
+}
+
+// seqRange describes the seqs of a session of n events.
+func seqRange(n int64) string {
+	if n == 0 {
+		return "it has no events"
+	}
+	return fmt.Sprintf("its seqs are 0..%d", n-1)
 }
 
 // eventLine is the line show prints for ev: seq (right-aligned to width),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -18,11 +19,13 @@ import (
 // statOptions are the flags of logtool stat.
 type statOptions struct {
 	g *globalOptions
+	// json prints one JSON object instead of the table.
+	json bool
 }
 
 func newStatCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	opts := statOptions{g: g}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "stat [SESSION]",
 		Short: "Print counts, sizes, token usage and the chain hash",
 		Long: `For one session: its events counted by type, the bytes its event records take
@@ -31,12 +34,21 @@ summed over its assistant messages, and its chain hash (SPEC §8.2), which can
 be written down elsewhere and compared later.
 
 Without SESSION: totals for the whole store (sessions, events, turns, bytes of
-event records, file size).`,
+event records, file size).
+
+--json prints the same as one JSON object on one line. For a session:
+{"session","parent"?,"seedLength"?,"created","lastActivity","events","turns",
+"bytesStored","bytesExported","usage":{"messages","input","output",
+"cacheRead","cacheWrite","reasoning"},"chain","types":{TYPE:N,…}}
+(times RFC 3339 or null, types in name order). For the store:
+{"store","fileSize","sessions","forks","events","turns","bytesStored"}.`,
 		Args: maxArgs(1),
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			return runStat(cmd.Context(), opts, args, stdout, stderr)
 		}),
 	}
+	cmd.Flags().BoolVar(&opts.json, "json", false, "print one JSON object on one line")
+	return cmd
 }
 
 // runStat prints the statistics of session args[0], or of the store.
@@ -46,20 +58,33 @@ func runStat(ctx context.Context, opts statOptions, args []string, stdout, _ io.
 		return err
 	}
 	defer closeStore(st, &err)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	if len(args) == 0 {
-		err = statStore(ctx, st, opts.g.db, tw)
+	var obj codec.Object
+	var out interface{ Flush() error }
+	var w io.Writer
+	if opts.json {
+		out, w = bufio.NewWriter(stdout), io.Discard
 	} else {
-		err = statSession(ctx, st, opts.g.db, args[0], tw)
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		out, w = tw, tw
+	}
+	if len(args) == 0 {
+		err = statStore(ctx, st, opts.g.db, w, &obj)
+	} else {
+		err = statSession(ctx, st, opts.g.db, args[0], w, &obj)
 	}
 	if err != nil {
 		return err
 	}
-	return errors.Wrap(tw.Flush(), "stat: write")
+	if bw, ok := out.(*bufio.Writer); ok {
+		if err := writeJSONLine(bw, obj.Bytes()); err != nil {
+			return errors.Wrap(err, "stat")
+		}
+	}
+	return errors.Wrap(out.Flush(), "stat: write")
 }
 
-// statStore writes the store-wide totals.
-func statStore(ctx context.Context, st store, db string, w io.Writer) error {
+// statStore writes the store-wide totals to w and adds them to obj.
+func statStore(ctx context.Context, st store, db string, w io.Writer, obj *codec.Object) error {
 	heads, err := st.Sessions(ctx)
 	if err != nil {
 		return errors.Wrap(err, "stat")
@@ -84,11 +109,14 @@ func statStore(ctx context.Context, st store, db string, w io.Writer) error {
 	fmt.Fprintf(w, "events\t%d\n", events)
 	fmt.Fprintf(w, "turns\t%d\n", turns)
 	fmt.Fprintf(w, "bytes stored\t%d\n", stored)
+	obj.Str("store", db).Int("fileSize", fi.Size()).Int("sessions", int64(len(heads))).Int("forks", forks)
+	obj.Int("events", events).Int("turns", turns).Int("bytesStored", stored)
 	return nil
 }
 
-// statSession writes the statistics of session id.
-func statSession(ctx context.Context, st store, db, id string, w io.Writer) error {
+// statSession writes the statistics of session id to w and adds them to
+// obj.
+func statSession(ctx context.Context, st store, db, id string, w io.Writer, obj *codec.Object) error {
 	head, err := sessionHead(ctx, st, db, id)
 	if err != nil {
 		return err
@@ -116,7 +144,39 @@ func statSession(ctx context.Context, st store, db, id string, w io.Writer) erro
 			errors.Safe(id), errors.Safe(head.Next), errors.Safe(events))
 	}
 	writeSessionStat(w, head, counts, events, exported, u)
+	sessionStatObject(obj, head, counts, events, exported, u)
 	return nil
+}
+
+// sessionStatObject adds what writeSessionStat writes to obj, as stat
+// --json prints it.
+func sessionStatObject(obj *codec.Object, head eventlog.Head, counts map[string]int64, events, exported int64, u usage) {
+	h := head.Header
+	obj.Str("session", h.ID)
+	if h.ParentSession != "" {
+		obj.Str("parent", h.ParentSession).Int("seedLength", h.SeedLength)
+	}
+	obj.Value("created", jsonTimestamp(h.CreatedAt)).Value("lastActivity", jsonTimestamp(head.LastTime))
+	obj.Int("events", events).Int("turns", head.Turns).Int("bytesStored", head.StoredBytes).Int("bytesExported", exported)
+	var uo codec.Object
+	uo.Int("messages", u.Messages).Int("input", u.Input).Int("output", u.Output)
+	uo.Int("cacheRead", u.CacheRead).Int("cacheWrite", u.CacheWrite).Int("reasoning", u.Reasoning)
+	obj.Value("usage", uo.Bytes()).Str("chain", hex.EncodeToString(head.Chain[:]))
+	var to codec.Object
+	for _, t := range sortedKeys(counts) {
+		to.Int(t, counts[t])
+	}
+	obj.Value("types", to.Bytes())
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // writeSessionStat formats the statistics of one session.
@@ -142,13 +202,8 @@ func writeSessionStat(w io.Writer, head eventlog.Head, counts map[string]int64, 
 	fmt.Fprintf(w, "tokens cache write\t%d\n", u.CacheWrite)
 	fmt.Fprintf(w, "tokens reasoning\t%d\n", u.Reasoning)
 	fmt.Fprintf(w, "chain\t%s\n", hex.EncodeToString(head.Chain[:]))
-	types := make([]string, 0, len(counts))
-	for t := range counts {
-		types = append(types, t)
-	}
-	sort.Strings(types)
 	fmt.Fprintf(w, "\nTYPE\tEVENTS\n")
-	for _, t := range types {
+	for _, t := range sortedKeys(counts) {
 		fmt.Fprintf(w, "%s\t%d\n", t, counts[t])
 	}
 }

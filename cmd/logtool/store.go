@@ -31,18 +31,19 @@ const (
 // open opens the store at --db.
 func (g *globalOptions) open(mode openMode) (store, error) {
 	path := g.db
-	if mode != openCreate {
-		fi, err := os.Stat(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if mode != openCreate {
 			return nil, noStore(path)
-		case err != nil:
-			return nil, errors.Wrapf(err, "store %s", errors.Safe(path))
-		case fi.IsDir():
-			return nil, errors.WithHint(
-				errors.Newf("store %s is a directory", errors.Safe(path)),
-				"--db names the store file itself")
 		}
+	case err != nil:
+		return nil, errors.Wrapf(err, "store %s", errors.Safe(path))
+	case fi.IsDir():
+		// Every command, reader or writer, says the same.
+		return nil, errors.WithHint(
+			errors.Newf("store %s is a directory", errors.Safe(path)),
+			"--db names the store file itself")
 	}
 	wait := g.lockTimeout
 	if wait == 0 {
@@ -57,6 +58,12 @@ func (g *globalOptions) open(mode openMode) (store, error) {
 		return st, nil
 	case mode != openCreate && errors.Is(err, eventlog.ErrNotFound):
 		return nil, errors.Mark(err, ErrNoStore)
+	case errors.Is(err, eventlog.ErrLocked) && g.lockTimeout == 0:
+		// eventlog waited the one nanosecond that stands for "do not
+		// wait"; its "(waited 1ns)" would mislead.
+		return nil, errors.WithHint(
+			errors.Mark(errors.Newf("store %s is locked by another process", errors.Safe(path)), eventlog.ErrLocked),
+			"another logtool or host holds it; --lock-timeout 0 tried once, --lock-timeout DURATION waits for it")
 	case errors.Is(err, eventlog.ErrLocked):
 		return nil, errors.WithHintf(err, "--lock-timeout (now %s) sets how long to wait", errors.Safe(g.lockTimeout))
 	}

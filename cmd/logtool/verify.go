@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/verify"
 	"github.com/spf13/cobra"
 )
@@ -75,9 +76,17 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 			fmt.Fprintln(w, f.String())
 		}
 	}
+	// A named session that is not in the store gets the not-found
+	// message and hint of every other command; the others are verified
+	// and the summary line counts it.
+	var missing []error
 	for i, id := range ids {
 		if progress {
 			fmt.Fprintf(stderr, "\rverifying %d/%d", i+1, len(ids))
+		}
+		if _, err := sessionHead(ctx, st, opts.g.db, id); errors.Is(err, eventlog.ErrNotFound) {
+			missing = append(missing, err)
+			continue
 		}
 		res, err := verify.Session(ctx, vs, id, verify.Options{Strict: opts.strict})
 		if err != nil {
@@ -109,9 +118,21 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 	if inherited > 0 {
 		fmt.Fprintf(w, " (%d inherited and unverifiable)", inherited)
 	}
-	fmt.Fprintf(w, ": %s, %s\n", count(findings, "finding", "findings"), count(warnings, "warning", "warnings"))
+	fmt.Fprintf(w, ": %s, %s", count(findings, "finding", "findings"), count(warnings, "warning", "warnings"))
+	if len(missing) > 0 {
+		fmt.Fprintf(w, ", %d not found", len(missing))
+	}
+	fmt.Fprintln(w)
 	if err := w.Flush(); err != nil {
 		return err
+	}
+	if len(missing) > 0 {
+		// Like import: each refusal is printed, and the last one is the
+		// command's error.
+		for _, err := range missing[:len(missing)-1] {
+			printError(stderr, err)
+		}
+		return missing[len(missing)-1]
 	}
 	if findings > 0 {
 		return errors.Mark(errors.Newf("verify: %s", errors.Safe(count(findings, "finding", "findings"))), ErrFindings)
