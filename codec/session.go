@@ -120,3 +120,68 @@ func (h *SessionHeader) AppendJSON(dst []byte) ([]byte, error) {
 	}
 	return out, err
 }
+
+// Renamed returns the header of a copy of the session under a new id,
+// whose lineage says where its events came from: parentSession is h's id
+// and seedLength is events, the number of events copied (SPEC §8.5), so
+// that request digests recorded under the old id are checked with it.
+// Every other key keeps its place and value (SPEC §2.7); id, parentSession
+// and seedLength are replaced where they are and appended when missing.
+// With events 0 there is nothing to inherit: only the id changes, and a
+// lineage h had is kept.
+func (h SessionHeader) Renamed(id string, events int64) (SessionHeader, error) {
+	r := &Reader{b: h.Raw}
+	t, err := r.Next()
+	if err != nil || t.Kind != KindObject {
+		return SessionHeader{}, corruptf("codec: session header is not an object")
+	}
+	lineage := events > 0
+	var body []byte
+	n := 0
+	var seen [3]bool // id, parentSession, seedLength
+	replaced := [3]string{"id", "parentSession", "seedLength"}
+	for i := 0; i < t.N; i++ {
+		k, ok, err := r.key()
+		if err != nil || !ok {
+			return SessionHeader{}, corruptf("codec: session header key %d is not a string", errors.Safe(i))
+		}
+		v, err := r.Value(maxStoredDepth)
+		if err != nil {
+			return SessionHeader{}, errors.Wrap(err, "session header")
+		}
+		key := string(k)
+		for j, name := range replaced {
+			if key == name {
+				seen[j] = true
+			}
+		}
+		body = AppendString(body, key)
+		switch {
+		case key == "id":
+			body = AppendString(body, id)
+		case key == "parentSession" && lineage:
+			body = AppendString(body, h.ID)
+		case key == "seedLength" && lineage:
+			body = AppendInt(body, events)
+		default:
+			body = append(body, v...)
+		}
+		n++
+	}
+	for j, key := range replaced {
+		if seen[j] || (key != "id" && !lineage) {
+			continue
+		}
+		body = AppendString(body, key)
+		switch key {
+		case "id":
+			body = AppendString(body, id)
+		case "parentSession":
+			body = AppendString(body, h.ID)
+		case "seedLength":
+			body = AppendInt(body, events)
+		}
+		n++
+	}
+	return DecodeSessionHeader(append(AppendMapHeader(nil, n), body...))
+}

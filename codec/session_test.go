@@ -138,3 +138,42 @@ func TestDecodeSessionHeaderCorrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestRenamed: a header renamed for a copy keeps every other key in its
+// place, replaces the lineage where it is, and appends it when missing.
+func TestRenamed(t *testing.T) {
+	tests := []struct {
+		name, line string
+		events     int64
+		want       string
+	}{
+		{"no lineage yet", `{"type":"session","version":0,"id":"a","createdAt":1,"x":{"k":[1]},"cwd":"/w"}`, 5,
+			`{"type":"session","version":0,"id":"b","createdAt":1,"x":{"k":[1]},"cwd":"/w","parentSession":"a","seedLength":5}`},
+		{"replaces a lineage in place", `{"type":"session","parentSession":"p","version":0,"seedLength":2,"id":"a","createdAt":1}`, 3,
+			`{"type":"session","parentSession":"a","version":0,"seedLength":3,"id":"b","createdAt":1}`},
+		{"no events: only the id", `{"type":"session","version":0,"id":"a","createdAt":1,"parentSession":"p","seedLength":2}`, 0,
+			`{"type":"session","version":0,"id":"b","createdAt":1,"parentSession":"p","seedLength":2}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, err := codec.ParseSessionHeader([]byte(tt.line), codec.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := h.Renamed("b", tt.events)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line, err := got.AppendJSON(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(line) != tt.want {
+				t.Errorf("Renamed = %s; want %s", line, tt.want)
+			}
+			if got.ID != "b" {
+				t.Errorf("ID = %q; want b", got.ID)
+			}
+		})
+	}
+}

@@ -16,6 +16,9 @@ var (
 	// ErrFindings marks a verify run that found problems (exit status 1;
 	// the findings themselves are on stdout).
 	ErrFindings = errors.New("logtool: findings")
+	// ErrInterrupted marks a command stopped by an interrupt (Ctrl-C);
+	// run exits with status 130, as a shell does for SIGINT.
+	ErrInterrupted = errors.New("logtool: interrupted")
 )
 
 // usagef returns an error marked ErrUsage, created one frame up.

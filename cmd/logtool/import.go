@@ -18,6 +18,8 @@ type importOptions struct {
 	// strict refuses a file that ends in a torn tail instead of dropping
 	// the tail.
 	strict bool
+	// id, when set, is the id the one file is imported under.
+	id string
 }
 
 func newImportCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
@@ -32,13 +34,25 @@ file, "SESSION_ID EVENTS" is printed on stdout. A file that ends in a torn tail
 (an interrupted write after its last turn/end, SPEC §2.3) is imported without
 the tail, and what was dropped is reported on stderr; --strict refuses such a
 file instead. A refused file imports nothing; the other files go on, and the
-exit code is 1.`,
+exit code is 1.
+
+--id NEW imports one file under the session id NEW, so that a session can be
+imported next to the one it was (a second copy, or a file whose id the store
+holds already). The copy's header names the file's id as parentSession and
+its event count as seedLength (SPEC §8.5): the request digests recorded in
+it were computed under the old id, and verify checks them with that id. The
+file is read twice (once to count its events), so it cannot be stdin.
+
+An interrupt (Ctrl-C) stops the import: the file being imported is rolled
+back, the files after it are not attempted and say so, and the exit code is
+130.`,
 		Args: minArgs("FILE"),
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			return runImport(cmd.Context(), opts, args, stdout, stderr)
 		}),
 	}
 	cmd.Flags().BoolVar(&opts.strict, "strict", false, "refuse a file that ends in a torn tail instead of dropping the tail")
+	cmd.Flags().StringVar(&opts.id, "id", "", "import the one FILE under the new session `ID`")
 	return cmd
 }
 
@@ -53,6 +67,9 @@ func runImport(ctx context.Context, opts importOptions, args []string, stdout, s
 	if stdin > 1 {
 		return usagef("import: - (stdin) can be given once")
 	}
+	if opts.id != "" && (len(args) != 1 || stdin > 0) {
+		return usagef("import: --id names the session of one FILE (not -, which cannot be read twice)")
+	}
 	st, err := opts.g.open(openCreate)
 	if err != nil {
 		return err
@@ -60,11 +77,14 @@ func runImport(ctx context.Context, opts importOptions, args []string, stdout, s
 	defer closeStore(st, &err)
 
 	failed := 0
-	for _, name := range args {
-		if err := ctx.Err(); err != nil {
-			return errors.Wrap(err, "import")
+	for i, name := range args {
+		if ctx.Err() != nil {
+			return interrupted("", len(args)-i, len(args))
 		}
 		id, n, err := importFile(ctx, st, opts, name, stderr)
+		if err != nil && ctx.Err() != nil {
+			return interrupted(name, len(args)-i-1, len(args))
+		}
 		if err != nil {
 			if len(args) == 1 {
 				return err
@@ -81,6 +101,20 @@ func runImport(ctx context.Context, opts importOptions, args []string, stdout, s
 		return errors.Newf("%d of %d files not imported", errors.Safe(failed), errors.Safe(len(args)))
 	}
 	return nil
+}
+
+// interrupted is the error of an import stopped by an interrupt: the
+// file it rolled back ("" for none) and how many were not attempted.
+func interrupted(file string, left, total int) error {
+	what := "no file was being imported"
+	if file == "-" {
+		file = "stdin"
+	}
+	if file != "" {
+		what = fmt.Sprintf("%s was rolled back", file)
+	}
+	return errors.Mark(errors.Newf("import interrupted: %s; %d of %d %s not attempted",
+		errors.Safe(what), errors.Safe(left), errors.Safe(total), errors.Safe(plural(total, "file", "files"))), ErrInterrupted)
 }
 
 // importFile imports one file and returns its session id and event count.
@@ -102,6 +136,11 @@ func importFile(ctx context.Context, st store, opts importOptions, name string, 
 	if err != nil {
 		return "", 0, errors.Wrapf(err, "import %s", errors.Safe(file))
 	}
+	if opts.id != "" {
+		if h, err = renamed(h, opts.id, name); err != nil {
+			return "", 0, errors.Wrapf(err, "import %s", errors.Safe(file))
+		}
+	}
 	src := &importSource{sc: sc, strict: opts.strict, file: file, last: -1}
 	n, err = st.Import(ctx, h, src)
 	if err != nil {
@@ -112,6 +151,26 @@ func importFile(ctx context.Context, st store, opts importOptions, name string, 
 			file, t.FirstLine, t.Lines, plural(t.Lines, "line", "lines"), t.Bytes, t.Cause, n)
 	}
 	return h.ID, n, nil
+}
+
+// renamed returns h for the copy of file's session under id: its events
+// are counted first (a file that does not scan is refused by the import
+// that follows, with its line).
+func renamed(h codec.SessionHeader, id, name string) (codec.SessionHeader, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return h, err
+	}
+	defer func() { _ = f.Close() }() // read-only: nothing to flush
+	sc := codec.NewScanner(f, codec.Limits{})
+	var n int64
+	_, err = sc.Header()
+	for err == nil {
+		if _, err = sc.Next(); err == nil {
+			n++
+		}
+	}
+	return h.Renamed(id, n)
 }
 
 // importSource feeds a file's events to Store.Import and remembers where
@@ -161,7 +220,7 @@ func (s *importSource) explain(err error, id, db string) error {
 		return errors.WithHint(
 			errors.Mark(errors.Newf("import %s: session %s exists already in %s",
 				errors.Safe(s.file), errors.Safe(id), errors.Safe(db)), eventlog.ErrConflict),
-			"a session is imported once; 'logtool export' prints the stored copy, and --db names another store")
+			"a session is imported once; 'logtool export' prints the stored copy, --id NEW imports the file under another id, and --db names another store")
 	case s.scanFailed:
 		return errors.Wrapf(err, "import %s", errors.Safe(s.file))
 	case s.last >= 0 && (errors.Is(err, codec.ErrInvalid) || errors.Is(err, codec.ErrCorrupt)):

@@ -18,6 +18,9 @@ const (
 	exitOK      = 0 // the command did what was asked
 	exitFailure = 1 // a failure, a finding or refused input
 	exitUsage   = 2 // the command line could not be run
+	// exitInterrupted is the status of a command stopped by SIGINT
+	// (128+2, what a shell reports).
+	exitInterrupted = 130
 )
 
 // defaultDB is the store used when neither --db nor $LOGTOOL_DB names one.
@@ -78,8 +81,11 @@ func runEnv(ctx context.Context, e env, args []string, stdout, stderr io.Writer)
 		err = errors.WithHintf(err, "run '%s --help' for usage", path)
 	}
 	printError(stderr, err)
-	if errors.Is(err, ErrUsage) {
+	switch {
+	case errors.Is(err, ErrUsage):
 		return exitUsage
+	case errors.Is(err, ErrInterrupted):
+		return exitInterrupted
 	}
 	return exitFailure
 }
