@@ -183,3 +183,19 @@ func (b *Block) check(bk blockKeys) error {
 	}
 	return nil
 }
+
+// DecodeBlock decodes one content block in storage form (FromJSON's
+// output) and checks it by the rules the event decoder applies to the
+// blocks of an event (SPEC §2.6): a type; a string text on text and
+// reasoning blocks; string id, name and arguments on a tool-call; a string
+// toolCallId, a content array of valid blocks and a boolean isError, if
+// any, on a tool-result. Other block types are opaque. Errors are marked
+// ErrInvalid or ErrCorrupt.
+func DecodeBlock(mp []byte) (Block, error) {
+	r := &Reader{b: mp}
+	b, err := decodeBlock(fieldReader{r: r}, "block")
+	if err == nil && r.Len() != 0 {
+		err = corruptf("codec: %d trailing bytes after the block", errors.Safe(r.Len()))
+	}
+	return b, err
+}

@@ -152,7 +152,7 @@ func (s *Scanner) next1() (Event, error) {
 		return Event{}, errors.Wrapf(err, "line %d", errors.Safe(lineNo))
 	}
 	if ev.Seq != s.next {
-		cause := NamesSeq(corruptf("codec: seq %d where %d was expected", errors.Safe(ev.Seq), errors.Safe(s.next)))
+		cause := corruptf("codec: seq %d where %d was expected", errors.Safe(ev.Seq), errors.Safe(s.next))
 		if ev.Type == TypeTurnEnd {
 			return Event{}, errors.Wrapf(cause, "line %d", errors.Safe(lineNo))
 		}

@@ -108,7 +108,7 @@ func (s *stream) Close() error { return nil }
 // tool call's arguments) and block-end; then usage and finish, whose
 // reason is tool-calls when the reply calls tools, else stop.
 func Chunks(reply []byte, est compact.Estimator, request []byte) ([]loop.Chunk, error) {
-	blocks, err := contentArray(reply)
+	blocks, err := checkContent(reply, "scenario reply")
 	if err != nil {
 		return nil, err
 	}

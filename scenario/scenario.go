@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
@@ -107,17 +108,22 @@ type toolResultFile struct {
 // DefaultConfig is the config of a scenario that names none.
 const DefaultConfig = `{"provider":"scripted","model":"scripted-1"}`
 
-// Parse reads a scenario file. Unknown keys are refused, so that a typo
-// does not silently change what runs.
+// Parse reads and checks a whole scenario file before anything runs. JSON
+// syntax errors, values of the wrong type and unknown keys (refused, so
+// that a typo does not silently change what runs) name their line and
+// column; a malformed content block names its scenario turn, reply and
+// block (counted from 1). Errors are marked ErrInvalid.
 func Parse(data []byte) (*Scenario, error) {
 	var f file
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, errors.Mark(errors.Wrap(err, "scenario: parse"), ErrInvalid)
+		return nil, decodeError(data, err)
 	}
 	if dec.More() {
-		return nil, errors.Mark(errors.New("scenario: text after the scenario object"), ErrInvalid)
+		return nil, invalidf("scenario: %s: text after the scenario object", errors.Safe(position(data, dec.InputOffset())))
+	}
+	if err := checkKeys(data); err != nil {
+		return nil, errors.Mark(err, ErrInvalid)
 	}
 	if len(f.Turns) == 0 {
 		return nil, errors.Mark(errors.New("scenario: no turns"), ErrInvalid)
@@ -137,7 +143,7 @@ func Parse(data []byte) (*Scenario, error) {
 		for j, m := range c {
 			pm, err := header.ParseMessage(m)
 			if err != nil {
-				return nil, errors.Wrapf(err, "scenario: prefix[%d][%d]", errors.Safe(i), errors.Safe(j))
+				return nil, errors.Wrapf(err, "scenario prefix %d, message %d", errors.Safe(i+1), errors.Safe(j+1))
 			}
 			msgs = append(msgs, pm)
 		}
@@ -148,16 +154,17 @@ func Parse(data []byte) (*Scenario, error) {
 			RetainTokens: c.RetainTokens, CharsPerToken: c.CharsPerToken, Summary: c.Summary}
 	}
 	for i, t := range f.Turns {
-		turn, err := parseTurn(t)
+		turn, err := parseTurn(t, i+1)
 		if err != nil {
-			return nil, errors.Wrapf(err, "scenario: turns[%d]", errors.Safe(i))
+			return nil, err
 		}
 		sc.Turns = append(sc.Turns, turn)
 	}
 	return sc, nil
 }
 
-func parseTurn(t turnFile) (Turn, error) {
+// parseTurn checks turn n (counted from 1) of the file.
+func parseTurn(t turnFile, n int) (Turn, error) {
 	turn := Turn{Prompt: t.Prompt, System: t.System, Inject: t.Inject}
 	if t.Tools != nil {
 		ts := tools(*t.Tools)
@@ -166,13 +173,13 @@ func parseTurn(t turnFile) (Turn, error) {
 	if len(t.Config) > 0 {
 		c, err := parseConfig(t.Config)
 		if err != nil {
-			return turn, err
+			return turn, errors.Wrapf(err, "scenario turn %d", errors.Safe(n))
 		}
 		turn.Config = &c
 	}
 	for i, r := range t.Replies {
-		if _, err := contentArray(r); err != nil {
-			return turn, errors.Wrapf(err, "replies[%d]", errors.Safe(i))
+		if _, err := checkContent(r, fmt.Sprintf("scenario turn %d, reply %d", n, i+1)); err != nil {
+			return turn, err
 		}
 		turn.Replies = append(turn.Replies, r)
 	}
@@ -181,8 +188,8 @@ func parseTurn(t turnFile) (Turn, error) {
 		if len(content) == 0 {
 			content = []byte(`[]`)
 		}
-		if _, err := contentArray(content); err != nil {
-			return turn, errors.Wrapf(err, "toolResults")
+		if _, err := checkContent(content, fmt.Sprintf("scenario turn %d, toolResults[%q]", n, id)); err != nil {
+			return turn, err
 		}
 		if turn.ToolResults == nil {
 			turn.ToolResults = make(map[string]ToolResult)
@@ -212,26 +219,4 @@ func parseConfig(cfg []byte) (header.Config, error) {
 		return header.Config{}, errors.Wrap(err, "scenario: config")
 	}
 	return s.Config, nil
-}
-
-// contentArray checks that js is an array of content blocks and returns
-// its blocks' JSON.
-func contentArray(js []byte) ([][]byte, error) {
-	var blocks []json.RawMessage
-	if err := json.Unmarshal(js, &blocks); err != nil {
-		return nil, errors.Mark(errors.Wrap(err, "scenario: content is not an array"), ErrInvalid)
-	}
-	out := make([][]byte, len(blocks))
-	for i, b := range blocks {
-		mp, err := codec.FromJSON(nil, b, codec.Limits{})
-		if err != nil {
-			return nil, errors.Wrapf(err, "scenario: block %d", errors.Safe(i))
-		}
-		c, _, err := codec.ToJSON(nil, mp)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = c
-	}
-	return out, nil
 }

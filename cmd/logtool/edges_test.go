@@ -67,3 +67,31 @@ func TestImportInterrupted(t *testing.T) {
 		t.Errorf("the store holds %d sessions; want basic-1 alone", len(heads))
 	}
 }
+
+// TestUsageEdges: command lines a shell can pass but a script cannot
+// spell: an empty --step is a usage error (exit 2), not "every step".
+func TestUsageEdges(t *testing.T) {
+	tests := []struct {
+		args       []string
+		code       int
+		wantStderr string
+	}{
+		{[]string{"replay", "s", "--step", ""}, exitUsage,
+			"logtool: replay: --step needs a step T.S (turn.step, from 1.1)\nhint: run 'logtool replay --help' for usage\n"},
+		{[]string{"replay", "s", "--step="}, exitUsage,
+			"logtool: replay: --step needs a step T.S (turn.step, from 1.1)\nhint: run 'logtool replay --help' for usage\n"},
+		{[]string{"--db", "", "ls"}, exitUsage,
+			"logtool: --db must name a file\nhint: run 'logtool ls --help' for usage\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			e := env{stdin: strings.NewReader(""), getenv: func(string) string { return "" },
+				now: func() time.Time { return testNow }, random: strings.NewReader("")}
+			var stdout, stderr bytes.Buffer
+			code := runEnv(context.Background(), e, tt.args, &stdout, &stderr)
+			if code != tt.code || stderr.String() != tt.wantStderr || stdout.Len() != 0 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d, stderr %q", code, stdout.String(), stderr.String(), tt.code, tt.wantStderr)
+			}
+		})
+	}
+}

@@ -30,9 +30,14 @@ injections, prefix contributors, the model's replies and the tools' results)
 through the real agent loop, against a scripted model, into the store
 (created if missing). On an existing session this is a new loop instance.
 
-Prints one line per request the model received (step T.S, request bytes,
-request digest), then the session id. How turns ended, when not completed,
-and replies the scenario did not use are reported on stderr.`,
+Prints one line per request the model received (step T.S of the log,
+request bytes, request digest), then the session id. How turns ended, when
+not completed, and replies the scenario did not use are reported on stderr,
+naming the scenario turn (its place in the file, from 1) and the log turn it
+became. The whole file is checked before anything runs: a JSON syntax
+error, a value of the wrong type or an unknown key is refused with its line
+and column, a malformed content block with its scenario turn, reply and
+block.`,
 		Args: exactArgs("SCENARIO.json"),
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd.Context(), opts, args, stdout, stderr)
@@ -54,7 +59,12 @@ func runRun(ctx context.Context, opts runOptions, args []string, stdout, stderr 
 	}
 	sc, err := scenario.Parse(data)
 	if err != nil {
-		return errors.Wrapf(err, "scenario %s", errors.Safe(args[0]))
+		// The scenario's errors say "scenario" and where in the file.
+		name := args[0]
+		if name == "-" {
+			name = "stdin"
+		}
+		return errors.Wrapf(err, "%s", errors.Safe(name))
 	}
 	st, err := opts.g.open(openCreate)
 	if err != nil {
@@ -88,16 +98,19 @@ func runScenario(ctx context.Context, g *globalOptions, st store, sc *scenario.S
 }
 
 // reportOutcomes writes, on stderr, the turns that did not complete and
-// the replies left unused.
+// the replies left unused. A scenario turn is named by its place in the
+// file and by the turn it became in the log, which differ on a session
+// that had turns before.
 func reportOutcomes(stderr io.Writer, rep scenario.Report) {
-	for _, o := range rep.Outcomes {
+	for i, o := range rep.Outcomes {
 		if o.Reason == "completed" {
 			continue
 		}
 		if o.Reason == "error" {
-			fmt.Fprintf(stderr, "turn %d ended with an error in step %d: %s (%s)\n", o.Turn, o.Step, o.Code, o.Message)
+			fmt.Fprintf(stderr, "scenario turn %d (log turn %d) ended with an error in step %s: %s (%s)\n",
+				i+1, o.Turn, step(o.Turn, o.Step), o.Code, o.Message)
 		} else {
-			fmt.Fprintf(stderr, "turn %d ended %s\n", o.Turn, o.Reason)
+			fmt.Fprintf(stderr, "scenario turn %d (log turn %d) ended %s\n", i+1, o.Turn, o.Reason)
 		}
 	}
 	turns := make([]int, 0, len(rep.Unused))
