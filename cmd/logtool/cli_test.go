@@ -45,6 +45,7 @@ var readOnlyCommands = map[string]bool{"export": true, "ls": true, "show": true,
 //	cat PATH             print a file
 //	lock / unlock        hold the store open for writing in the test, as
 //	                     another process would
+//	flip-meta PATH       damage the newest bbolt meta page (as TestSalvage)
 //
 // $TMP and $DB are expanded in arguments, and the temp dir is printed as
 // $TMP. Rewrite expected output with go test ./cmd/logtool -run TestCLI -rewrite.
@@ -130,6 +131,8 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 	case "unlock":
 		s.unlock(t)
 		return ""
+	case "flip-meta":
+		return flipMetaDirective(t, td, args[0])
 	}
 	t.Fatalf("%s: unknown directive %s", td.Pos, td.Cmd)
 	return ""

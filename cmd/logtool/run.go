@@ -50,6 +50,12 @@ type globalOptions struct {
 	// started is set once a command's own code runs; an error returned
 	// before that comes from parsing the command line.
 	started bool
+	// stderr takes warnings.
+	stderr io.Writer
+	// metaChecked is set once the store's meta pages were checked (see
+	// warnMeta); noMetaWarning is set by verify, which reports a damaged
+	// meta page as a finding instead.
+	metaChecked, noMetaWarning bool
 }
 
 // run executes the command line args and returns the exit code. Errors are
@@ -60,7 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // runEnv is run with an explicit env.
 func runEnv(ctx context.Context, e env, args []string, stdout, stderr io.Writer) int {
-	g := &globalOptions{env: e}
+	g := &globalOptions{env: e, stderr: stderr}
 	root := newRootCmd(g, stdout, stderr)
 	if args == nil {
 		args = []string{} // cobra reads os.Args when given nil
@@ -93,8 +99,14 @@ func runEnv(ctx context.Context, e env, args []string, stdout, stderr io.Writer)
 // printError writes err as "logtool: <message>", then each of its hints
 // on a line of its own.
 func printError(w io.Writer, err error) {
+	printWithHints(w, "logtool: ", err)
+}
+
+// printWithHints writes prefix and err's message on a line, then each of
+// its hints on a line of its own.
+func printWithHints(w io.Writer, prefix string, err error) {
 	msg := strings.TrimRight(err.Error(), " \n\t")
-	fmt.Fprintf(w, "logtool: %s\n", msg)
+	fmt.Fprintf(w, "%s%s\n", prefix, msg)
 	hints := errors.FlattenHints(err)
 	if hints == "" {
 		return

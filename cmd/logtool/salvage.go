@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -60,10 +58,8 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 		return usagef("salvage: missing -o NEW, the new store to create")
 	}
 	path := opts.g.db
-	if fi, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return noStore(path)
-	} else if err == nil && fi.IsDir() {
-		return errors.WithHint(errors.Newf("store %s is a directory", errors.Safe(path)), "--db names the store file itself")
+	if err := opts.g.checkPath(true); err != nil {
+		return err
 	}
 	wait := opts.g.lockTimeout
 	if wait == 0 {
@@ -74,7 +70,7 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 	case errors.Is(err, eventlog.ErrNotFound):
 		return errors.Mark(err, ErrNoStore)
 	case errors.Is(err, eventlog.ErrLocked):
-		return errors.WithHintf(err, "--lock-timeout (now %s) sets how long to wait", errors.Safe(opts.g.lockTimeout))
+		return opts.g.locked(err)
 	case err != nil:
 		return err
 	}

@@ -28,22 +28,13 @@ const (
 	openCreate
 )
 
-// open opens the store at --db.
+// open opens the store at --db. A store that bbolt opened one commit back,
+// because its newest meta page is damaged, is warned about on stderr
+// (once per command; verify reports it as a finding instead).
 func (g *globalOptions) open(mode openMode) (store, error) {
 	path := g.db
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if mode != openCreate {
-			return nil, noStore(path)
-		}
-	case err != nil:
-		return nil, errors.Wrapf(err, "store %s", errors.Safe(path))
-	case fi.IsDir():
-		// Every command, reader or writer, says the same.
-		return nil, errors.WithHint(
-			errors.Newf("store %s is a directory", errors.Safe(path)),
-			"--db names the store file itself")
+	if err := g.checkPath(mode != openCreate); err != nil {
+		return nil, err
 	}
 	wait := g.lockTimeout
 	if wait == 0 {
@@ -55,19 +46,73 @@ func (g *globalOptions) open(mode openMode) (store, error) {
 	st, err := sessionlog.Open(path, o)
 	switch {
 	case err == nil:
+		g.warnMeta(st)
 		return st, nil
 	case mode != openCreate && errors.Is(err, eventlog.ErrNotFound):
 		return nil, errors.Mark(err, ErrNoStore)
-	case errors.Is(err, eventlog.ErrLocked) && g.lockTimeout == 0:
-		// eventlog waited the one nanosecond that stands for "do not
-		// wait"; its "(waited 1ns)" would mislead.
-		return nil, errors.WithHint(
-			errors.Mark(errors.Newf("store %s is locked by another process", errors.Safe(path)), eventlog.ErrLocked),
-			"another logtool or host holds it; --lock-timeout 0 tried once, --lock-timeout DURATION waits for it")
 	case errors.Is(err, eventlog.ErrLocked):
-		return nil, errors.WithHintf(err, "--lock-timeout (now %s) sets how long to wait", errors.Safe(g.lockTimeout))
+		return nil, g.locked(err)
 	}
 	return nil, err // eventlog's errors name the path
+}
+
+// checkPath refuses a --db that names a directory, and, when mustExist, one
+// that names nothing: every command says the same.
+func (g *globalOptions) checkPath(mustExist bool) error {
+	fi, err := os.Stat(g.db)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if mustExist {
+			return noStore(g.db)
+		}
+	case err != nil:
+		return errors.Wrapf(err, "store %s", errors.Safe(g.db))
+	case fi.IsDir():
+		return errors.WithHint(
+			errors.Newf("store %s is a directory", errors.Safe(g.db)),
+			"--db names the store file itself")
+	}
+	return nil
+}
+
+// locked is the error for a store another process holds, err being the
+// store's ErrLocked.
+func (g *globalOptions) locked(err error) error {
+	if g.lockTimeout == 0 {
+		// The store waited the one nanosecond that stands for "do not
+		// wait"; its "(waited 1ns)" would mislead.
+		return errors.WithHint(
+			errors.Mark(errors.Newf("store %s is locked by another process", errors.Safe(g.db)), eventlog.ErrLocked),
+			"another logtool or host holds it; --lock-timeout 0 tried once, --lock-timeout DURATION waits for it")
+	}
+	return errors.WithHintf(err, "--lock-timeout (now %s) sets how long to wait", errors.Safe(g.lockTimeout))
+}
+
+// metaChecker is a store that can tell that bbolt opened it one commit
+// back; *eventlog.Log is one.
+type metaChecker interface {
+	CheckMeta() error
+}
+
+// warnMeta warns on stderr, once per command, when st's newest meta page
+// is damaged. It reads the two meta pages (two small reads).
+func (g *globalOptions) warnMeta(st store) {
+	mc, ok := st.(metaChecker)
+	if !ok || g.metaChecked || g.noMetaWarning {
+		return
+	}
+	g.metaChecked = true
+	if err := mc.CheckMeta(); err != nil {
+		g.warn(err)
+	}
+}
+
+// warn writes err on stderr as a warning, with its hints.
+func (g *globalOptions) warn(err error) {
+	if g.stderr == nil {
+		return
+	}
+	printWithHints(g.stderr, "logtool: warning: ", err)
 }
 
 // noStore is the error for a missing store at path.

@@ -48,6 +48,7 @@ type lister interface {
 }
 
 func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, stderr io.Writer) (err error) {
+	opts.g.noMetaWarning = true // verify.CheckStore reports it as a finding
 	st, err := opts.g.open(openRead)
 	if err != nil {
 		return err
