@@ -5,11 +5,14 @@ import "github.com/cockroachdb/errors"
 // An error passes up through several layers (the codec, the header fold,
 // the rebuild fold, the store, a command), and each knows part of where it
 // happened. The rule of the engine's error text is that each thing is said
-// once: the package that finds the problem prefixes its message with its
-// name ("codec: …"), and a layer that passes the error on adds only the
-// session and seq it knows and the error does not name yet, without a
-// prefix of its own. At and AtSeq add that place; NamesSeq and
-// NamesSession record that a message names it already.
+// once: the package that finds the problem names itself at the front of
+// its message ("codec: …"), and a layer that passes the error on adds only
+// the session and seq it knows and the error does not name yet, without a
+// package prefix of its own. So an import refused by the header fold reads
+// `import FILE: line 5: session "s": header: request/header-delta at seq 3
+// before any request/header snapshot`, not the same place and prefixes
+// once per layer. At and AtSeq add the place; NamesSeq and NamesSession
+// record that a message names it already.
 
 // Marks recording what an error's message names. They are never printed.
 var (

@@ -211,7 +211,7 @@ func (l *Log) checkSize() error {
 	if err := guard(func() error {
 		return l.db.View(func(tx *bolt.Tx) error { need = tx.Size(); return nil })
 	}); err != nil {
-		return errors.Wrapf(err, "eventlog: open %s", errors.Safe(l.path))
+		return errors.Wrapf(err, "open %s", errors.Safe(l.path)) // guard's errors say "eventlog:"
 	}
 	fi, err := os.Stat(l.path)
 	if err != nil {
@@ -258,7 +258,7 @@ func (l *Log) prepare() error {
 		})
 	})
 	if err != nil {
-		return errors.Wrapf(err, "eventlog: open %s", errors.Safe(l.path))
+		return errors.Wrapf(err, "open %s", errors.Safe(l.path)) // guard's and checkFormat's errors say "eventlog:"
 	}
 	if l.readOnly || (!init && len(stale) == 0) {
 		return nil
@@ -277,7 +277,7 @@ func (l *Log) prepare() error {
 			return nil
 		})
 	})
-	return errors.Wrapf(err, "eventlog: open %s", errors.Safe(l.path))
+	return errors.Wrapf(err, "open %s", errors.Safe(l.path)) // the causes say "eventlog:"
 }
 
 // checkFormat checks meta/format. It reports init when the file holds no
