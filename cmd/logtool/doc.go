@@ -8,18 +8,20 @@
 // The store is --db, else $LOGTOOL_DB, else sessions.db in the current
 // directory. Commands:
 //
-//	import FILE…                 import DSH session files (JSONL; - is stdin)
+//	import FILE… [--id NEW]      import DSH session files (JSONL; - is stdin)
 //	export SESSION [-o FILE]     write a session as canonical JSONL
-//	ls                           list the sessions
+//	ls [--json]                  list the sessions
 //	show SESSION [filters]       print a session's events, one per line
-//	stat [SESSION]               counts, sizes, token usage, chain hash
+//	stat [SESSION] [--json]      counts, sizes, token usage, chain hash
 //	fork SESSION --at SEQ        fork a session after a turn/end
 //	demo                         import a built-in example session and show it
 //
 // stdout carries only the requested output. Diagnostics go to stderr, and
 // errors are printed as "logtool: <message>", followed by hints on lines of
 // their own. The exit code is 0 on success, 1 on a failure or refused
-// input, and 2 on a usage error. Commands that only read open the store
+// input, 2 on a usage error, and 130 when an interrupt (Ctrl-C) stopped
+// the command. A store that bbolt opened one commit back, because its
+// newest meta page is damaged, is warned about on stderr. Commands that only read open the store
 // read-only and never create it; import, fork and demo create or change
 // it.
 //

@@ -127,7 +127,7 @@ func newRootCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 
 The store is --db, else $LOGTOOL_DB, else sessions.db in the current directory.
 Commands that only read open it read-only and never create it.
-Exit codes: 0 ok, 1 failure or refused input, 2 usage.`,
+Exit codes: 0 ok, 1 failure or refused input, 2 usage, 130 interrupted.`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		RunE: g.action(func(*cobra.Command, []string) error {
