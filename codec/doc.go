@@ -42,6 +42,14 @@
 // logtool read. Everything else stays in Event.Raw. Views alias the bytes
 // they were decoded from: copy a record out of a bbolt transaction first.
 //
+// # Errors
+//
+// Errors are marked ErrCorrupt, ErrInvalid or ErrUnsupported (errors.Is).
+// Their text says each thing once: the package that found the problem
+// names itself at the front, and the layers an error passes up through add
+// only the session and seq it does not name yet, with At and AtSeq (see
+// NamesSeq, NamesSession).
+//
 // # Caveats
 //
 // Scanner applies the crash-tail rule of SPEC §2.3 to whole files; a line

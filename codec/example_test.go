@@ -73,3 +73,15 @@ func ExampleParseEvent() {
 	// true
 	// true seq 7: codec: turn: want integer, got string
 }
+
+// Each layer adds only the place it knows and the error does not name
+// yet: the session once, the seq once.
+func ExampleAt() {
+	leaf := errors.Mark(errors.New("codec: bad value"), codec.ErrInvalid)
+	err := codec.AtSeq(leaf, 3)  // the fold knows the seq
+	err = codec.At(err, "s1", 3) // the store knows the session and seq
+	err = codec.At(err, "s1", 3) // passed up once more: nothing new
+	fmt.Println(err, errors.Is(err, codec.ErrInvalid))
+	// Output:
+	// session "s1": seq 3: codec: bad value true
+}

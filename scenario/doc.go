@@ -3,5 +3,8 @@
 // tool and config changes, injections, prefix contributors, the model's
 // replies and the tools' results. logtool run and logtool demo drive it,
 // and the loop's tests generate scenarios to prove that every request the
-// model received is the log's rebuild of it.
+// model received is the log's rebuild of it. Parse checks a whole file
+// before anything runs, and its errors say where: line and column for JSON
+// syntax, wrong types and unknown keys, scenario turn, reply and block for
+// a malformed content block.
 package scenario
