@@ -12,7 +12,8 @@
 // A header is read from, and written as, the order-preserving msgpack image
 // of its JSON object (SPEC §2.7), the bytes codec.RequestHeader.Header holds:
 //
-//	{"config":{"provider"?,"model","temperature"?,"maxTokens"?,"stop"?,…},
+//	{"config":{"provider"?,"model","temperature"?,"maxTokens"?,"stop"?,
+//	           "wire"?,"thinking"?,"reasoningEffort"?,…},
 //	 "system"?:S, "tools"?:[{name,description,parameters,…}], "messagePrefix"?:[msg,…]}
 //
 // A delta is the data object of a request/header-delta event (SPEC §5.4):

@@ -83,7 +83,8 @@ func appendJSONValue(b, text []byte) []byte {
 // fields agree with Raw (Equal to what Raw decodes to), Raw is written
 // verbatim, unknown keys and key order included. Otherwise the typed fields
 // are written in DSH's order (provider?, model, temperature?, maxTokens?,
-// stop?), followed by Raw's unknown keys in their stored order.
+// stop?), then the wire keys (wire?, thinking?, reasoningEffort?), followed
+// by Raw's unknown keys in their stored order.
 func (c Config) AppendMsgpack(b []byte) []byte {
 	var extra [][2][]byte
 	if c.Raw != nil {
@@ -93,7 +94,7 @@ func (c Config) AppendMsgpack(b []byte) []byte {
 		extra = unknownKeys(c.Raw)
 	}
 	n := 1 + len(extra)
-	for _, has := range []bool{c.HasProvider, c.HasTemperature, c.HasMaxTokens, c.HasStop} {
+	for _, has := range []bool{c.HasProvider, c.HasTemperature, c.HasMaxTokens, c.HasStop, c.HasWire, c.HasThinking, c.HasReasoningEffort} {
 		if has {
 			n++
 		}
@@ -116,6 +117,15 @@ func (c Config) AppendMsgpack(b []byte) []byte {
 	if c.HasStop {
 		b = codec.AppendString(b, "stop")
 		b = appendStrings(b, c.Stop)
+	}
+	for _, kv := range []struct {
+		has      bool
+		key, val string
+	}{{c.HasWire, "wire", c.Wire}, {c.HasThinking, "thinking", c.Thinking}, {c.HasReasoningEffort, "reasoningEffort", c.ReasoningEffort}} {
+		if kv.has {
+			b = codec.AppendString(b, kv.key)
+			b = codec.AppendString(b, kv.val)
+		}
 	}
 	for _, kv := range extra {
 		b = append(b, kv[0]...)
@@ -148,7 +158,7 @@ func unknownKeys(raw []byte) [][2][]byte {
 			continue
 		}
 		switch string(kt.Str) {
-		case "provider", "model", "temperature", "maxTokens", "stop":
+		case "provider", "model", "temperature", "maxTokens", "stop", "wire", "thinking", "reasoningEffort":
 		default:
 			out = append(out, [2][]byte{k, v})
 		}

@@ -51,6 +51,12 @@ type Config struct {
 	// stored "stop":[], which differs from absence.
 	Stop    []string
 	HasStop bool
+	// Wire, Thinking and ReasoningEffort are the wire keys of SPEC §12.1:
+	// the renderer a step is sent with, the thinking mode ("enabled" or
+	// "disabled") and the reasoning effort. DSH does not define them; they
+	// never reach the canonical request, but they count for equality.
+	Wire, Thinking, ReasoningEffort          string
+	HasWire, HasThinking, HasReasoningEffort bool
 	// Raw is the stored config object (msgpack), or nil for a config built
 	// in code. Encode writes Raw verbatim while the typed fields still
 	// agree with it, and otherwise writes the typed fields followed by
@@ -71,8 +77,9 @@ type Tool struct {
 }
 
 // Equal reports whether two configs are equal under SPEC §5.2: provider,
-// model, temperature and maxTokens equal (absent equals only absent), stop
-// equal element-wise (absent equals only absent). Unknown keys do not count.
+// model, temperature, maxTokens and the wire keys of SPEC §12.1 equal
+// (absent equals only absent), stop equal element-wise (absent equals only
+// absent). Unknown keys do not count.
 func (c Config) Equal(o Config) bool {
 	if c.HasProvider != o.HasProvider || (c.HasProvider && c.Provider != o.Provider) {
 		return false
@@ -89,7 +96,14 @@ func (c Config) Equal(o Config) bool {
 	if c.HasStop != o.HasStop || (c.HasStop && !slices.Equal(c.Stop, o.Stop)) {
 		return false
 	}
-	return true
+	return optEqual(c.HasWire, c.Wire, o.HasWire, o.Wire) &&
+		optEqual(c.HasThinking, c.Thinking, o.HasThinking, o.Thinking) &&
+		optEqual(c.HasReasoningEffort, c.ReasoningEffort, o.HasReasoningEffort, o.ReasoningEffort)
+}
+
+// optEqual compares two optional strings: absent equals only absent.
+func optEqual(hasA bool, a string, hasB bool, b string) bool {
+	return hasA == hasB && a == b
 }
 
 // Equal reports whether two headers are equal under SPEC §5.2: configs
@@ -139,7 +153,8 @@ func (s Snapshot) AppendPrefixJSON(dst []byte) []byte {
 // codec.RequestHeader.Header holds) into its canonical Snapshot. It checks
 // every key the engine reads: config is an object with a string model, a
 // string provider, a number temperature, an integer maxTokens and an array
-// of strings stop, each optional but model; system is a string; tools an
+// of strings stop, and strings wire, thinking and reasoningEffort (SPEC
+// §12.1), each optional but model; system is a string; tools an
 // array of objects with a string name; messagePrefix an array of messages
 // (objects with a string role and a content array of typed blocks). An
 // explicit null for any of these keys is refused. Unknown keys are ignored
@@ -242,6 +257,21 @@ func parseConfig(raw []byte, path string) (Config, error) {
 			if err = have.mark(16, join(path, key)); err == nil {
 				c.HasStop = true
 				c.Stop, err = decodeStrings(f, join(path, key))
+			}
+		case "wire":
+			if err = have.mark(32, join(path, key)); err == nil {
+				c.HasWire = true
+				c.Wire, err = f.str(join(path, key))
+			}
+		case "thinking":
+			if err = have.mark(64, join(path, key)); err == nil {
+				c.HasThinking = true
+				c.Thinking, err = f.str(join(path, key))
+			}
+		case "reasoningEffort":
+			if err = have.mark(128, join(path, key)); err == nil {
+				c.HasReasoningEffort = true
+				c.ReasoningEffort, err = f.str(join(path, key))
 			}
 		default:
 			err = f.skip()
