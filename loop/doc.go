@@ -21,5 +21,8 @@
 // turn is still open appends the crash closers first.
 //
 // The provider, the host and the tools are interfaces defined here; the
-// store is any eventlog.Store.
+// store is any eventlog.Store. A provider says why it failed with a
+// *ProviderError (code, message, HTTP status, Retry-After): its code is
+// recorded in turn/end and handed to the host in the Outcome, with the
+// Retry-After; the loop itself never retries.
 package loop

@@ -3,9 +3,11 @@ package loop_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
@@ -29,11 +31,6 @@ func lastJSON(t *testing.T, s *eventlog.Log, id string) string {
 	return string(js)
 }
 
-type codedErr struct{ code string }
-
-func (e codedErr) Error() string { return "provider says no" }
-func (e codedErr) Code() string  { return e.code }
-
 type failingProvider struct{ err error }
 
 func (p failingProvider) Stream(context.Context, *loop.Request) (loop.Stream, error) {
@@ -46,7 +43,8 @@ func TestProviderErrorEndsTurn(t *testing.T) {
 		err  error
 		code string
 	}{
-		{"coded", codedErr{"RATE_LIMIT"}, "RATE_LIMIT"},
+		{"coded", &loop.ProviderError{Code: "RATE_LIMIT", Message: "provider says no"}, "RATE_LIMIT"},
+		{"wrapped", fmt.Errorf("send: %w", &loop.ProviderError{Code: "AUTH", Message: "bad key", Status: 401}), "AUTH"},
 		{"plain", errors.New("boom"), "PROVIDER"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -366,3 +364,24 @@ func TestCompactionLeavesHeaderAndPrefixAlone(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestProviderErrorDetails: a ProviderError's message is turn/end's
+// message as is, and its Retry-After reaches the host in the Outcome.
+func TestProviderErrorDetails(t *testing.T) {
+	h := newHarness(t)
+	pe := &loop.ProviderError{Code: "RATE_LIMIT", Message: "slow down", Status: 429, RetryAfter: 7 * time.Second}
+	l := h.open("s", func(o *loop.Options) { o.Provider = failingProvider{fmt.Errorf("dispatch: %w", pe)} })
+	out, err := l.Send(context.Background(), loop.Text("hi"), loop.User)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Code != "RATE_LIMIT" || out.Message != "slow down" || out.RetryAfter != 7*time.Second {
+		t.Fatalf("outcome %+v", out)
+	}
+	if want := `"reason":{"kind":"error","step":1,"message":"slow down","code":"RATE_LIMIT"}`; !strings.Contains(lastJSON(t, h.store, "s"), want) {
+		t.Fatalf("turn/end %s lacks %s", lastJSON(t, h.store, "s"), want)
+	}
+	if got := pe.Error(); got != "RATE_LIMIT (HTTP 429): slow down" {
+		t.Fatalf("Error() = %q", got)
+	}
+}

@@ -25,14 +25,15 @@ type Forker interface {
 // Provider streams a model's answer to a request.
 type Provider interface {
 	// Stream sends req and returns its answer as a stream of chunks. The
-	// stream must honour ctx: once ctx is done, Next returns an error.
+	// stream must honour ctx: once ctx is done, Next returns an error. A
+	// failure carries a *ProviderError when it has a code.
 	Stream(ctx context.Context, req *Request) (Stream, error)
 }
 
 // Stream is one streamed answer.
 type Stream interface {
 	// Next returns the next chunk, io.EOF at the end, or the provider's
-	// error. An error with a `Code() string` method gives the code that
+	// error. A *ProviderError in the error's chain gives the code that
 	// turn/end records (otherwise "PROVIDER").
 	Next() (Chunk, error)
 	// Close releases the stream; it may be called after an error.

@@ -222,7 +222,7 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 		if e := l.cancelled(ctx); e != nil {
 			return fail(e)
 		}
-		return fail(failed(step, errorCode(err, "PROVIDER"), err))
+		return fail(providerFailed(step, err))
 	}
 	defer st.Close()
 	for {
@@ -234,7 +234,7 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 			if e := l.cancelled(ctx); e != nil {
 				return fail(e)
 			}
-			return fail(failed(step, errorCode(err, "PROVIDER"), err))
+			return fail(providerFailed(step, err))
 		}
 		stored, err := c.storage()
 		if err != nil {

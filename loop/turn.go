@@ -2,8 +2,8 @@ package loop
 
 import (
 	"context"
+	"time"
 
-	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 )
 
@@ -18,6 +18,9 @@ type Outcome struct {
 	// HOST, PREFIX or PRE_STEP) and the message.
 	Step          int64
 	Code, Message string
+	// RetryAfter is the provider's Retry-After for a provider error that
+	// carried one (ProviderError); the loop never retries on its own.
+	RetryAfter time.Duration
 	// Steps counts the steps the turn opened.
 	Steps int64
 }
@@ -27,6 +30,7 @@ type ending struct {
 	kind          string
 	step          int64
 	code, message string
+	retryAfter    time.Duration
 }
 
 func (e *ending) reason() []byte {
@@ -219,6 +223,7 @@ func (l *Loop) runTurn(ctx context.Context, prompt []byte, src Source) (Outcome,
 		return out, err
 	}
 	out.Reason, out.Step, out.Code, out.Message = end.kind, end.step, end.code, end.message
+	out.RetryAfter = end.retryAfter
 	return out, nil
 }
 
@@ -233,12 +238,16 @@ func (l *Loop) cancelled(ctx context.Context) *ending {
 	return nil
 }
 
-// errorCode returns an error's code for turn/end: its Code() when it has
-// one, else def.
-func errorCode(err error, def string) string {
-	var c interface{ Code() string }
-	if errors.As(err, &c) && c.Code() != "" {
-		return c.Code()
+// providerFailed is the ending of a step whose provider failed: the
+// ProviderError's code, message and Retry-After when err carries one, else
+// code PROVIDER and err's text (SPEC §7.1).
+func providerFailed(step int64, err error) *ending {
+	if pe, ok := providerError(err); ok {
+		msg := pe.Message
+		if msg == "" {
+			msg = pe.Error()
+		}
+		return &ending{kind: "error", step: step, code: pe.Code, message: msg, retryAfter: pe.RetryAfter}
 	}
-	return def
+	return failed(step, "PROVIDER", err)
 }

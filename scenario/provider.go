@@ -13,10 +13,9 @@ import (
 )
 
 // exhausted is the provider error when a turn's replies have run out.
-type exhausted struct{}
-
-func (exhausted) Error() string { return "scenario: the scripted replies of this turn have run out" }
-func (exhausted) Code() string  { return "SCRIPT_EXHAUSTED" }
+func exhausted() error {
+	return &loop.ProviderError{Code: "SCRIPT_EXHAUSTED", Message: "scenario: the scripted replies of this turn have run out"}
+}
 
 // Provider is a scripted model: it answers each request with the next
 // reply of the current turn, streamed the way a live provider streams
@@ -58,7 +57,7 @@ func (p *Provider) Stream(ctx context.Context, req *loop.Request) (loop.Stream, 
 	p.mu.Lock()
 	if len(p.replies) == 0 {
 		p.mu.Unlock()
-		return nil, exhausted{}
+		return nil, exhausted()
 	}
 	reply := p.replies[0]
 	p.replies = p.replies[1:]
@@ -76,7 +75,7 @@ func (p *Provider) Complete(ctx context.Context, request []byte) ([]byte, error)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.replies) == 0 {
-		return nil, exhausted{}
+		return nil, exhausted()
 	}
 	reply := p.replies[0]
 	p.replies = p.replies[1:]

@@ -80,8 +80,8 @@ func TestChunks(t *testing.T) {
 func TestProviderExhausted(t *testing.T) {
 	var p scenario.Provider
 	_, err := p.Stream(context.Background(), &loop.Request{JSON: []byte(`{}`)})
-	var coded interface{ Code() string }
-	if !errors.As(err, &coded) || coded.Code() != "SCRIPT_EXHAUSTED" {
+	var coded *loop.ProviderError
+	if !errors.As(err, &coded) || coded.Code != "SCRIPT_EXHAUSTED" {
 		t.Fatalf("Stream with no replies = %v", err)
 	}
 	p.SetReplies([][]byte{[]byte(`[{"type":"text","text":"a b c"}]`)})
