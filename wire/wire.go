@@ -1,0 +1,132 @@
+package wire
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/header"
+)
+
+// The renderers' names (SPEC §12.1). A renderer's mapping is frozen: a
+// change of any byte is a new name.
+const (
+	OpenAIChat        = "openai-chat"
+	AnthropicMessages = "anthropic-messages"
+)
+
+// Errors. ErrInvalid (codec.ErrInvalid) marks a request or header a
+// renderer cannot render; ErrUnknown marks a renderer name that does not
+// exist (it is also ErrNotFound-like for callers: test it with errors.Is).
+var (
+	ErrInvalid = codec.ErrInvalid
+	ErrUnknown = errors.New("wire: no such renderer")
+)
+
+// Field is one HTTP header field.
+type Field struct{ Name, Value string }
+
+// HTTPRequest is a rendered request: what a provider sends, the key
+// excepted. The key goes into the field named KeyHeader, as KeyPrefix
+// followed by the key; Header never holds it.
+type HTTPRequest struct {
+	Method string
+	// Path is appended to the provider's base URL, e.g. "/chat/completions".
+	Path string
+	// Header lists the fields in the order a provider sets them.
+	Header []Field
+	// KeyHeader and KeyPrefix say where the API key goes.
+	KeyHeader, KeyPrefix string
+	// Body is the exact body (SPEC §2.2 JSON text).
+	Body []byte
+}
+
+// Renderer turns a canonical request (SPEC §6.1) and the header in force
+// into the HTTP request of one provider API, and translates that API's
+// streamed answer into chunks. Renderers are stateless and safe for
+// concurrent use.
+type Renderer struct {
+	name      string
+	path      string
+	header    []Field
+	keyHeader string
+	keyPrefix string
+	body      func(w *writer, req *request, h *header.Snapshot) error
+	errors    func(status int, e apiError) string
+	stream    func() translator
+}
+
+// Name is the renderer's name, the value of the config key wire.
+func (r *Renderer) Name() string { return r.name }
+
+var renderers = map[string]*Renderer{
+	OpenAIChat:        openAIChat,
+	AnthropicMessages: anthropicMessages,
+}
+
+// Lookup returns the renderer called name, or an error marked ErrUnknown.
+func Lookup(name string) (*Renderer, error) {
+	if r, ok := renderers[name]; ok {
+		return r, nil
+	}
+	return nil, errors.Mark(errors.Newf("wire: no renderer named %q (known: %v)", errors.Safe(name), errors.Safe(Names())), ErrUnknown)
+}
+
+// Names lists the renderers' names, sorted.
+func Names() []string {
+	out := make([]string, 0, len(renderers))
+	for n := range renderers {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Render renders request (a request's canonical JSON, SPEC §6.1) under h,
+// the header in force at its step, into a new HTTPRequest.
+func (r *Renderer) Render(request []byte, h *header.Snapshot) (HTTPRequest, error) {
+	body, err := r.AppendBody(nil, request, h)
+	if err != nil {
+		return HTTPRequest{}, err
+	}
+	return HTTPRequest{
+		Method: "POST", Path: r.path,
+		Header:    append([]Field(nil), r.header...),
+		KeyHeader: r.keyHeader, KeyPrefix: r.keyPrefix,
+		Body: body,
+	}, nil
+}
+
+// AppendBody appends the body of request under h to dst: Render's body,
+// for callers that reuse one buffer across requests.
+func (r *Renderer) AppendBody(dst, request []byte, h *header.Snapshot) ([]byte, error) {
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	mp, err := codec.FromJSON(s.mp[:0], request, codec.Limits{MaxDepth: 1000})
+	if err != nil {
+		return dst, errors.Wrap(err, "wire: request")
+	}
+	s.mp = mp
+	req, err := parseRequest(mp, &s.req)
+	if err != nil {
+		return dst, err
+	}
+	w := &writer{b: dst, text: s.text[:0]}
+	err = r.body(w, req, h)
+	s.text = w.text
+	if err != nil {
+		return dst, errors.Wrapf(err, "wire: %s", errors.Safe(r.name))
+	}
+	return w.b, nil
+}
+
+// scratch is the per-call working memory of AppendBody, pooled so that
+// rendering many requests allocates only their bodies.
+type scratch struct {
+	mp   []byte
+	text []byte
+	req  request
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
