@@ -25,6 +25,11 @@ type Options struct {
 	// the scenario's, and pre-step hooks.
 	Prefix  []loop.Contributor
 	PreStep []loop.PreStepHook
+	// Provider, when set, answers instead of the scripted model (a live
+	// model, SPEC §10 run --provider): the scenario's replies are ignored
+	// and its tool results answer the model's calls, by call id or by
+	// tool name (§10.1). The compaction summarizer stays scripted.
+	Provider loop.Provider
 }
 
 // Step is one request the scripted model received.
@@ -45,9 +50,9 @@ type Report struct {
 }
 
 // Run drives the real loop (a new loop instance) through the scenario
-// against a scripted model, scripted tool results and, unless the
-// scenario sets its own, the default compaction gate with a scripted
-// summarizer.
+// against a scripted model (or opts.Provider), scripted tool results and,
+// unless the scenario sets its own, the default compaction gate with a
+// scripted summarizer.
 func Run(ctx context.Context, store loop.Store, sc *Scenario, opts Options) (Report, error) {
 	id := opts.Session
 	if id == "" {
@@ -58,7 +63,11 @@ func Run(ctx context.Context, store loop.Store, sc *Scenario, opts Options) (Rep
 	}
 	rep := Report{Session: id, Unused: map[int]int{}}
 	h := &host{system: sc.System, tools: sc.Tools, config: sc.Config}
-	prov := &recorder{p: &Provider{}}
+	scripted := &Provider{}
+	prov := &recorder{p: scripted}
+	if opts.Provider != nil {
+		prov.p = opts.Provider
+	}
 	lo := loop.Options{
 		Provider:  prov,
 		Host:      h,
@@ -87,13 +96,15 @@ func Run(ctx context.Context, store loop.Store, sc *Scenario, opts Options) (Rep
 				return rep, err
 			}
 		}
-		prov.p.SetReplies(t.Replies)
+		if opts.Provider == nil {
+			scripted.SetReplies(t.Replies)
+		}
 		out, err := l.Send(ctx, loop.Text(t.Prompt), loop.User)
 		rep.Outcomes = append(rep.Outcomes, out)
 		if err != nil {
 			return rep, err
 		}
-		if n := prov.p.Unused(); n > 0 {
+		if n := scripted.Unused(); n > 0 && opts.Provider == nil {
 			rep.Unused[i] = n
 		}
 	}
@@ -192,6 +203,11 @@ func (h *host) Step(ctx context.Context, turn, step int64) (loop.StepSpec, error
 			Run: func(ctx context.Context, c loop.Call) (loop.Result, error) {
 				r, ok := results[c.ID]
 				if !ok {
+					// A live model's call ids cannot be known in
+					// advance: the tool's name answers them (§10.1).
+					r, ok = results[c.Name]
+				}
+				if !ok {
 					return loop.Result{}, errors.Newf("scenario: no scripted result for call %q", c.ID)
 				}
 				return loop.Result{Content: r.Content, IsError: r.IsError}, nil
@@ -200,9 +216,9 @@ func (h *host) Step(ctx context.Context, turn, step int64) (loop.StepSpec, error
 	return spec, nil
 }
 
-// recorder remembers every request the scripted model received.
+// recorder remembers every request the model received.
 type recorder struct {
-	p    *Provider
+	p    loop.Provider
 	mu   sync.Mutex
 	seen []Step
 }

@@ -54,7 +54,7 @@ type Turn struct {
 	Inject []string
 	// Replies are the model's answers, one per step: content-block arrays.
 	Replies [][]byte
-	// ToolResults maps call ids to scripted results.
+	// ToolResults maps call ids, else tool names, to scripted results.
 	ToolResults map[string]ToolResult
 }
 

@@ -2,13 +2,15 @@ package scenario_test
 
 import (
 	"context"
-	"github.com/cockroachdb/errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/scenario"
 )
@@ -99,5 +101,40 @@ func TestProviderExhausted(t *testing.T) {
 	}
 	if _, err := st.Next(); err == io.EOF {
 		t.Fatal("a cancelled stream went on to its end")
+	}
+}
+
+// TestToolResultsByName: a call whose id has no scripted result is
+// answered by the result scripted under its tool's name (SPEC §10.1); one
+// that matches neither gets an error result naming its id.
+func TestToolResultsByName(t *testing.T) {
+	st, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sc, err := scenario.Parse([]byte(`{"tools":[{"name":"read","description":"d","parameters":{}},{"name":"write","description":"d","parameters":{}}],
+	  "turns":[{"prompt":"go","replies":[
+	    [{"type":"tool-call","id":"live-1","name":"read","arguments":"{}"},{"type":"tool-call","id":"live-2","name":"write","arguments":"{}"}],
+	    [{"type":"text","text":"done"}]],
+	   "toolResults":{"read":{"content":[{"type":"text","text":"by name"}]}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := scenario.Run(context.Background(), st, sc, scenario.Options{Session: "s", Now: func() float64 { return 1 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Steps) != 2 {
+		t.Fatalf("%d steps, want 2", len(rep.Steps))
+	}
+	second := string(rep.Steps[1].Request)
+	for _, want := range []string{
+		`"toolCallId":"live-1","content":[{"type":"text","text":"by name"}],"isError":false`,
+		`"toolCallId":"live-2","content":[{"type":"text","text":"scenario: no scripted result for call \"live-2\""`,
+	} {
+		if !strings.Contains(second, want) {
+			t.Errorf("request of step 1.2 lacks %s:\n%s", want, second)
+		}
 	}
 }

@@ -90,12 +90,17 @@ func (r *Renderer) Render(request []byte, h *header.Snapshot) (HTTPRequest, erro
 	if err != nil {
 		return HTTPRequest{}, err
 	}
+	return r.HTTP(body), nil
+}
+
+// HTTP returns the HTTP request that carries body (one AppendBody wrote).
+func (r *Renderer) HTTP(body []byte) HTTPRequest {
 	return HTTPRequest{
 		Method: "POST", Path: r.path,
 		Header:    append([]Field(nil), r.header...),
 		KeyHeader: r.keyHeader, KeyPrefix: r.keyPrefix,
 		Body: body,
-	}, nil
+	}
 }
 
 // AppendBody appends the body of request under h to dst: Render's body,

@@ -1,0 +1,295 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/loop"
+	"github.com/sessionlog/sessionlog/wire"
+)
+
+// ErrInvalid marks options New cannot work with (codec.ErrInvalid).
+var ErrInvalid = codec.ErrInvalid
+
+// Codes this package adds to the wire's (SPEC §12).
+const (
+	// CodeNetwork is a request that got no HTTP response (connection
+	// refused, DNS, TLS, a reset before the headers).
+	CodeNetwork = "NETWORK"
+)
+
+// Options configures a Provider.
+type Options struct {
+	// Wire is the renderer's name (wire.OpenAIChat or
+	// wire.AnthropicMessages). Required.
+	Wire string
+	// BaseURL is the API's base, e.g. https://api.openai.com/v1 (the
+	// renderer appends /chat/completions) or https://api.anthropic.com
+	// (it appends /v1/messages). Required.
+	BaseURL string
+	// APIKeyEnv names the environment variable holding the API key. Empty
+	// means no key is sent (a local server); a named variable that is
+	// unset or empty is an error.
+	APIKeyEnv string
+	// Client sends the requests; nil means a client without a timeout
+	// (cancellation comes from the context).
+	Client *http.Client
+	// Logger receives one line per request and per failure, never
+	// content or keys; nil is silent.
+	Logger *slog.Logger
+}
+
+// Provider sends requests to one HTTP API. It is safe for concurrent use.
+type Provider struct {
+	r      *wire.Renderer
+	url    string
+	key    string
+	client *http.Client
+	log    *slog.Logger
+	bufs   sync.Pool // *[]byte: bodies, reused across requests
+}
+
+var _ loop.Provider = (*Provider)(nil)
+
+// New returns a provider for opts, reading the API key from the variable
+// opts.APIKeyEnv names.
+func New(opts Options) (*Provider, error) {
+	r, err := wire.Lookup(opts.Wire)
+	if err != nil {
+		return nil, errors.Mark(err, ErrInvalid)
+	}
+	if opts.BaseURL == "" {
+		return nil, errors.Mark(errors.New("provider: no base URL"), ErrInvalid)
+	}
+	p := &Provider{r: r, url: strings.TrimRight(opts.BaseURL, "/"), client: opts.Client, log: opts.Logger}
+	if p.client == nil {
+		p.client = &http.Client{}
+	}
+	if opts.APIKeyEnv != "" {
+		p.key = os.Getenv(opts.APIKeyEnv)
+		if p.key == "" {
+			return nil, errors.Mark(errors.Newf("provider: the environment variable %s holding the API key is not set", errors.Safe(opts.APIKeyEnv)), ErrInvalid)
+		}
+	}
+	return p, nil
+}
+
+// Wire is the name of the provider's renderer.
+func (p *Provider) Wire() string { return p.r.Name() }
+
+func (p *Provider) logf(ctx context.Context, level slog.Level, msg string, attrs ...slog.Attr) {
+	if p.log != nil {
+		p.log.LogAttrs(ctx, level, msg, attrs...)
+	}
+}
+
+// Stream renders req, checks its wire, sends the body and returns the
+// answer's chunks as they arrive.
+func (p *Provider) Stream(ctx context.Context, req *loop.Request) (loop.Stream, error) {
+	at := []slog.Attr{slog.String("wire", p.r.Name()), slog.Int64("turn", req.Turn), slog.Int64("step", req.Step)}
+	cfg := req.Header.Config
+	if !cfg.HasWire || cfg.Wire != p.r.Name() {
+		named := "none"
+		if cfg.HasWire {
+			named = strconv.Quote(cfg.Wire)
+		}
+		err := &loop.ProviderError{Code: wire.CodeMismatch,
+			Message: "the header names wire " + named + ", this provider speaks " + strconv.Quote(p.r.Name())}
+		p.logf(ctx, slog.LevelWarn, "provider: refused", append(at, slog.String("code", err.Code))...)
+		return nil, err
+	}
+	bp, _ := p.bufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	body, err := p.r.AppendBody((*bp)[:0], req.JSON, &req.Header)
+	if err != nil {
+		p.bufs.Put(bp)
+		return nil, errors.Wrap(err, "provider: render")
+	}
+	*bp = body
+	release := func() { p.bufs.Put(bp) }
+	wr := p.r.HTTP(body)
+	hr, err := http.NewRequestWithContext(ctx, wr.Method, p.url+wr.Path, bytes.NewReader(body))
+	if err != nil {
+		release()
+		return nil, errors.Mark(errors.Wrap(err, "provider: request"), ErrInvalid)
+	}
+	p.setHeaders(hr, &wr)
+	p.logf(ctx, slog.LevelDebug, "provider: send", append(at, slog.Int("bytes", len(body)))...)
+	resp, err := p.client.Do(hr)
+	if err != nil {
+		release()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		pe := &loop.ProviderError{Code: CodeNetwork, Message: p.redact(err.Error())}
+		p.logf(ctx, slog.LevelWarn, "provider: failed", append(at, slog.String("code", pe.Code))...)
+		return nil, pe
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer release()
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		we := p.r.HTTPError(resp.StatusCode, data)
+		pe := &loop.ProviderError{Code: we.Code, Message: p.redact(we.Message), Status: we.Status,
+			RetryAfter: retryAfter(resp.Header, time.Now())}
+		p.logf(ctx, slog.LevelWarn, "provider: failed", append(at, slog.String("code", pe.Code), slog.Int("status", pe.Status))...)
+		return nil, pe
+	}
+	p.logf(ctx, slog.LevelDebug, "provider: streaming", append(at, slog.Int("status", resp.StatusCode))...)
+	return &stream{ctx: ctx, p: p, body: resp.Body, t: p.r.NewTranslator(), release: release,
+		retry: retryAfter(resp.Header, time.Now()), status: resp.StatusCode, at: at}, nil
+}
+
+// setHeaders sets the renderer's fields and the key.
+func (p *Provider) setHeaders(hr *http.Request, r *wire.HTTPRequest) {
+	for _, f := range r.Header {
+		hr.Header.Set(f.Name, f.Value)
+	}
+	if p.key != "" {
+		hr.Header.Set(r.KeyHeader, r.KeyPrefix+p.key)
+	}
+}
+
+// redact removes the key from a message that came from elsewhere.
+func (p *Provider) redact(s string) string {
+	if p.key == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, p.key, "[redacted]")
+}
+
+// retryAfter parses a Retry-After header (seconds or an HTTP date).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// stream is one answer: the response body fed to a translator as it is
+// read.
+type stream struct {
+	ctx     context.Context
+	p       *Provider
+	body    io.ReadCloser
+	t       *wire.Translator
+	release func()
+	retry   time.Duration
+	status  int
+	at      []slog.Attr
+
+	buf    []byte
+	queue  []wire.Chunk
+	head   int
+	ended  bool
+	err    error
+	closed bool
+}
+
+const readSize = 32 << 10
+
+// Next returns the next chunk, reading the body as needed.
+func (s *stream) Next() (loop.Chunk, error) {
+	for s.head >= len(s.queue) {
+		if s.err != nil {
+			return loop.Chunk{}, s.err
+		}
+		if s.ended {
+			return loop.Chunk{}, io.EOF
+		}
+		s.fill()
+	}
+	c := s.queue[s.head]
+	s.head++
+	return chunk(c), nil
+}
+
+// fill reads once from the body and translates what arrived.
+func (s *stream) fill() {
+	s.queue, s.head = s.queue[:0], 0
+	if s.buf == nil {
+		s.buf = make([]byte, readSize)
+	}
+	n, rerr := s.body.Read(s.buf)
+	var err error
+	if n > 0 {
+		s.queue, err = s.t.Feed(s.queue, s.buf[:n])
+	}
+	switch {
+	case err != nil:
+		s.fail(err)
+	case s.t.Done():
+		s.ended = true
+	case rerr == io.EOF:
+		s.queue, err = s.t.End(s.queue)
+		if err != nil {
+			s.fail(err)
+		} else {
+			s.ended = true
+		}
+	case rerr != nil:
+		if s.ctx.Err() != nil {
+			s.err = s.ctx.Err()
+			return
+		}
+		s.fail(&wire.Error{Code: wire.CodeStreamClosed, Message: "the connection broke mid-stream"})
+	}
+}
+
+// fail records a stream failure as a ProviderError.
+func (s *stream) fail(err error) {
+	if s.ctx.Err() != nil {
+		s.err = s.ctx.Err()
+		return
+	}
+	var we *wire.Error
+	if errors.As(err, &we) {
+		pe := &loop.ProviderError{Code: we.Code, Message: s.p.redact(we.Message), Status: s.status, RetryAfter: s.retry}
+		s.p.logf(s.ctx, slog.LevelWarn, "provider: stream failed", append(s.at, slog.String("code", pe.Code))...)
+		s.err = pe
+		return
+	}
+	s.err = err
+}
+
+// Close releases the response and the body buffer.
+func (s *stream) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.body.Close()
+	s.release()
+	return err
+}
+
+// chunk converts a wire chunk to the loop's.
+func chunk(c wire.Chunk) loop.Chunk {
+	return loop.Chunk{
+		Type: c.Type, Index: c.Index, BlockType: c.BlockType, Text: c.Text,
+		ID: c.ID, Name: c.Name, ArgumentsDelta: c.ArgumentsDelta,
+		Block: c.Block, Reason: c.Reason,
+		Usage: loop.Usage{InputTokens: c.Usage.InputTokens, OutputTokens: c.Usage.OutputTokens,
+			CacheReadTokens: c.Usage.CacheReadTokens, CacheWriteTokens: c.Usage.CacheWriteTokens,
+			ReasoningTokens: c.Usage.ReasoningTokens},
+	}
+}
