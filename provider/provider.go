@@ -41,6 +41,9 @@ type Options struct {
 	// means no key is sent (a local server); a named variable that is
 	// unset or empty is an error.
 	APIKeyEnv string
+	// Getenv reads the environment; nil means os.Getenv. (A command
+	// passes its own, so that its tests are hermetic.)
+	Getenv func(string) string
 	// Client sends the requests; nil means a client without a timeout
 	// (cancellation comes from the context).
 	Client *http.Client
@@ -76,7 +79,11 @@ func New(opts Options) (*Provider, error) {
 		p.client = &http.Client{}
 	}
 	if opts.APIKeyEnv != "" {
-		p.key = os.Getenv(opts.APIKeyEnv)
+		getenv := opts.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		p.key = getenv(opts.APIKeyEnv)
 		if p.key == "" {
 			return nil, errors.Mark(errors.Newf("provider: the environment variable %s holding the API key is not set", errors.Safe(opts.APIKeyEnv)), ErrInvalid)
 		}

@@ -59,7 +59,7 @@ func runDemo(ctx context.Context, opts demoOptions, _ []string, stdout, stderr i
 		return err
 	}
 	defer closeStore(st, &err)
-	rep, err := runScenario(ctx, opts.g, st, sc, "")
+	rep, err := runScenario(ctx, opts.g, st, sc, "", nil)
 	if err != nil {
 		return errors.Wrap(err, "demo")
 	}

@@ -23,12 +23,17 @@ type replayOptions struct {
 	// new writes, per step, only the messages the previous step's
 	// request did not have (text format).
 	new bool
+	// wire is set by --wire: a renderer's name, or wireFromHeader.
+	wire string
 }
+
+// wireFromHeader is --wire without a name: each step's config wire.
+const wireFromHeader = "\x00header"
 
 func newReplayCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	opts := replayOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "replay SESSION [--step T.S] [--format text|json] [--new]",
+		Use:   "replay SESSION [--step T.S] [--format text|json] [--new] | replay SESSION --wire [NAME] [--step T.S] [--format json|raw|text]",
 		Short: "Rebuild the requests of a session's steps",
 		Long: `Rebuild, from the log alone, the request every step of a session sent
 (SPEC §6): the header in force, the session prefix and the derived history.
@@ -42,19 +47,47 @@ SHA-256 is digest. A step with no header in force has a null request.
 --new (text format) shows, for each step, only the messages that are new
 since the previous step: those after the longest run of leading messages
 the two requests share. With --step, the previous step is still the one
-before it in the log.`,
-		Args: exactArgs("SESSION"),
+before it in the log.
+
+--wire [NAME] prints instead the bytes a provider received for each step
+(SPEC §12), rendered by the wire renderer NAME (openai-chat or
+anthropic-messages; default: the one the step's config names in "wire").
+--format json (the default with --wire) prints one line per step:
+{"turn":T,"step":S,"stepStartSeq":B,"body":STRING|null}, body the exact
+body as a JSON string; raw prints the body bytes of one step alone (needs
+--step); text prints method, path and headers (the key left out), then the
+body.`,
+		Args: replayArgs,
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("step") && opts.step == "" {
 				return usagef("replay: --step needs a step T.S (turn.step, from 1.1)")
 			}
-			return runReplay(cmd.Context(), opts, args, stdout, stderr)
+			if opts.wire != "" && len(args) == 2 {
+				opts.wire = args[1] // --wire NAME, the name given apart
+			}
+			if opts.wire != "" && !cmd.Flags().Changed("format") {
+				opts.format = "json"
+			}
+			return runReplay(cmd.Context(), opts, args[:1], stdout, stderr)
 		}),
 	}
 	cmd.Flags().StringVar(&opts.step, "step", "", "only the step `T.S` (turn.step)")
 	cmd.Flags().BoolVar(&opts.new, "new", false, "text format: show only the messages new since the previous step")
-	cmd.Flags().StringVar(&opts.format, "format", "text", "output `FORMAT`: text or json")
+	cmd.Flags().StringVar(&opts.format, "format", "text", "output `FORMAT`: text or json; with --wire: json, raw or text")
+	cmd.Flags().StringVar(&opts.wire, "wire", "", "print the provider body rendered by wire `NAME` (default: the step's config wire)")
+	cmd.Flags().Lookup("wire").NoOptDefVal = wireFromHeader
 	return cmd
+}
+
+// replayArgs takes SESSION, and with a bare --wire an optional NAME after
+// it (--wire NAME, which the flag parser leaves as an argument).
+func replayArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 2 {
+		if v, _ := cmd.Flags().GetString("wire"); v == wireFromHeader {
+			return nil
+		}
+	}
+	return exactArgs("SESSION")(cmd, args)
 }
 
 // stepName is a step's T.S name.
@@ -74,6 +107,9 @@ func parseStep(s string) (stepName, error) {
 }
 
 func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _ io.Writer) (err error) {
+	if opts.wire != "" {
+		return runReplayWire(ctx, opts, args, stdout)
+	}
 	if opts.format != "text" && opts.format != "json" {
 		return usagef("--format is text or json, not %q", errors.Safe(opts.format))
 	}

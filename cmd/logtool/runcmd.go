@@ -10,7 +10,11 @@ import (
 	"sort"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/header"
+	"github.com/sessionlog/sessionlog/loop"
+	"github.com/sessionlog/sessionlog/provider"
 	"github.com/sessionlog/sessionlog/scenario"
+	"github.com/sessionlog/sessionlog/wire"
 	"github.com/spf13/cobra"
 )
 
@@ -18,12 +22,14 @@ import (
 type runOptions struct {
 	g       *globalOptions
 	session string
+	// A live model instead of the scripted one (SPEC §10, §12.4).
+	provider, baseURL, keyEnv string
 }
 
 func newRunCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	opts := runOptions{g: g}
 	cmd := &cobra.Command{
-		Use:   "run SCENARIO.json [--session ID]",
+		Use:   "run SCENARIO.json [--session ID] [--provider NAME --base-url URL [--api-key-env VAR]]",
 		Short: "Drive the real loop offline against a scripted model",
 		Long: `Run a scenario file (SPEC §10.1: prompts, system prompt and tool changes,
 injections, prefix contributors, the model's replies and the tools' results)
@@ -37,13 +43,27 @@ naming the scenario turn (its place in the file, from 1) and the log turn it
 became. The whole file is checked before anything runs: a JSON syntax
 error, a value of the wrong type or an unknown key is refused with its line
 and column, a malformed content block with its scenario turn, reply and
-block.`,
+block.
+
+--provider NAME runs against a real model instead (SPEC §12.4): NAME is the
+wire renderer (openai-chat or anthropic-messages), --base-url the API's base
+(e.g. https://api.openai.com/v1, https://api.anthropic.com), and the API key
+is read from the environment variable --api-key-env names (default
+OPENAI_API_KEY or ANTHROPIC_API_KEY; when that default is unset, no key is
+sent, for local servers). The scenario's replies are ignored; its tool
+results answer the model's calls by call id or tool name. Every config the
+scenario gives gets "wire":NAME unless it names a wire itself, so the log
+says which renderer each request went out with, and logtool replay --wire
+prints the exact bytes the server received.`,
 		Args: exactArgs("SCENARIO.json"),
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd.Context(), opts, args, stdout, stderr)
 		}),
 	}
 	cmd.Flags().StringVar(&opts.session, "session", "", "run in session `ID` (default: the scenario's, else a new id)")
+	cmd.Flags().StringVar(&opts.provider, "provider", "", "answer with a real model through wire renderer `NAME` (openai-chat, anthropic-messages)")
+	cmd.Flags().StringVar(&opts.baseURL, "base-url", "", "the provider API's base `URL` (with --provider)")
+	cmd.Flags().StringVar(&opts.keyEnv, "api-key-env", "", "the environment variable `VAR` holding the API key (with --provider)")
 	return cmd
 }
 
@@ -66,12 +86,16 @@ func runRun(ctx context.Context, opts runOptions, args []string, stdout, stderr 
 		}
 		return errors.Wrapf(err, "%s", errors.Safe(name))
 	}
+	live, err := liveProvider(opts, sc, stderr)
+	if err != nil {
+		return err
+	}
 	st, err := opts.g.open(openCreate)
 	if err != nil {
 		return err
 	}
 	defer closeStore(st, &err)
-	rep, err := runScenario(ctx, opts.g, st, sc, opts.session)
+	rep, err := runScenario(ctx, opts.g, st, sc, opts.session, live)
 	if err != nil {
 		return err
 	}
@@ -85,7 +109,7 @@ func runRun(ctx context.Context, opts runOptions, args []string, stdout, stderr 
 }
 
 // runScenario runs sc with the CLI's clock and randomness.
-func runScenario(ctx context.Context, g *globalOptions, st store, sc *scenario.Scenario, session string) (scenario.Report, error) {
+func runScenario(ctx context.Context, g *globalOptions, st store, sc *scenario.Scenario, session string, live loop.Provider) (scenario.Report, error) {
 	if session == "" && sc.Session == "" {
 		id, err := newUUID(g.env.random)
 		if err != nil {
@@ -94,7 +118,49 @@ func runScenario(ctx context.Context, g *globalOptions, st store, sc *scenario.S
 		session = id
 	}
 	now := func() float64 { return float64(g.env.now().UnixMilli()) }
-	return scenario.Run(ctx, st, sc, scenario.Options{Session: session, Now: now})
+	return scenario.Run(ctx, st, sc, scenario.Options{Session: session, Now: now, Provider: live})
+}
+
+// liveProvider builds the provider of run --provider, or nil without it,
+// and names the wire in every config of the scenario that names none.
+func liveProvider(opts runOptions, sc *scenario.Scenario, stderr io.Writer) (loop.Provider, error) {
+	if opts.provider == "" {
+		if opts.baseURL != "" || opts.keyEnv != "" {
+			return nil, usagef("--base-url and --api-key-env go with --provider")
+		}
+		return nil, nil
+	}
+	if opts.baseURL == "" {
+		return nil, usagef("--provider needs --base-url")
+	}
+	keyEnv, explicit := opts.keyEnv, opts.keyEnv != ""
+	if !explicit {
+		keyEnv = map[string]string{wire.OpenAIChat: "OPENAI_API_KEY", wire.AnthropicMessages: "ANTHROPIC_API_KEY"}[opts.provider]
+		if keyEnv != "" && opts.g.env.getenv(keyEnv) == "" {
+			fmt.Fprintf(stderr, "no API key: $%s is not set; sending requests without one\n", keyEnv)
+			keyEnv = ""
+		}
+	}
+	p, err := provider.New(provider.Options{Wire: opts.provider, BaseURL: opts.baseURL, APIKeyEnv: keyEnv, Getenv: opts.g.env.getenv})
+	if err != nil {
+		if errors.Is(err, wire.ErrUnknown) {
+			return nil, errors.Mark(err, ErrUsage)
+		}
+		return nil, err
+	}
+	name := p.Wire()
+	setWire := func(c *header.Config) {
+		if !c.HasWire {
+			c.HasWire, c.Wire = true, name
+		}
+	}
+	setWire(&sc.Config)
+	for i := range sc.Turns {
+		if sc.Turns[i].Config != nil {
+			setWire(sc.Turns[i].Config)
+		}
+	}
+	return p, nil
 }
 
 // reportOutcomes writes, on stderr, the turns that did not complete and
