@@ -175,7 +175,9 @@ func (m *fakeModel) events(a answer) []string {
 func openAIEvents(rng *rand.Rand, a answer) []string {
 	var out []string
 	data := func(s string) { out = append(out, "data: "+s+"\n\n") }
-	delta := func(d string) { data(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":` + d + `,"finish_reason":null}]}`) }
+	delta := func(d string) {
+		data(`{"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":` + d + `,"finish_reason":null}]}`)
+	}
 	delta(`{"role":"assistant","content":""}`)
 	for _, f := range split(rng, a.reasoning, 3) {
 		delta(`{"reasoning_content":` + jsonStr(f) + `}`)
