@@ -35,7 +35,7 @@ func anthropicBody(w *writer, req *request, h *header.Snapshot) error {
 	if req.maxTokens != nil {
 		t := token(req.maxTokens)
 		if t.Kind != codec.KindInt {
-			return invalidf("wire: request maxTokens is not an integer")
+			return invalidf("request maxTokens is not an integer")
 		}
 		maxTokens = t.Int
 	}
@@ -164,7 +164,7 @@ func anthropicMessage(w *writer, m []byte, i int, first *bool, blk *block) error
 			switch string(blk.typ) {
 			case "text":
 				if !blk.textOK {
-					return invalidf("wire: %s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
+					return invalidf("%s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
 				}
 				if len(blk.text) > 0 {
 					sep()
@@ -238,7 +238,7 @@ func isObject(text []byte) bool {
 func anthropicToolResult(w *writer, blk *block, what func() string, j int) error {
 	w.raw(`{"type":"tool_result","tool_use_id":`)
 	if blk.toolCallID == nil {
-		return invalidf("wire: %s block %d: tool-result without toolCallId", errors.Safe(what()), errors.Safe(j))
+		return invalidf("%s block %d: tool-result without toolCallId", errors.Safe(what()), errors.Safe(j))
 	}
 	if err := w.value(blk.toolCallID); err != nil {
 		return err
@@ -256,7 +256,7 @@ func anthropicToolResult(w *writer, blk *block, what func() string, j int) error
 				return nil
 			}
 			if !ib.textOK {
-				return invalidf("wire: %s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
+				return invalidf("%s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
 			}
 			if len(ib.text) == 0 {
 				return nil

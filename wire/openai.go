@@ -137,7 +137,7 @@ func (w *writer) appendText(content []byte, what func() string, blk *block, visi
 		}
 		if string(blk.typ) == "text" {
 			if !blk.textOK {
-				return invalidf("wire: %s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
+				return invalidf("%s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
 			}
 			w.text = joinWTF8(w.text, blk.text)
 		}
@@ -205,7 +205,7 @@ func openAIMessage(w *writer, m []byte, i int, sep func(), blk *block) error {
 		}
 		id, inner := blk.toolCallID, blk.content
 		if id == nil {
-			return invalidf("wire: %s block %d: tool-result without toolCallId", errors.Safe(what()), errors.Safe(j))
+			return invalidf("%s block %d: tool-result without toolCallId", errors.Safe(what()), errors.Safe(j))
 		}
 		sep()
 		w.raw(`{"role":"tool","tool_call_id":`)
@@ -262,7 +262,7 @@ func openAIAssistant(w *writer, content []byte, what func() string, sep func(), 
 		}
 		if string(blk.typ) == "reasoning" {
 			if !blk.textOK {
-				return invalidf("wire: %s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
+				return invalidf("%s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
 			}
 			w.text = joinWTF8(w.text, blk.text)
 		}

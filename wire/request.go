@@ -49,7 +49,7 @@ func parseRequest(mp []byte, req *request) (*request, error) {
 		return nil, err
 	}
 	if req.model == nil {
-		return nil, invalidf("wire: request has no model")
+		return nil, invalidf("request has no model")
 	}
 	return req, nil
 }
@@ -64,19 +64,19 @@ func eachKey(mp []byte, what string, fn func(key, val []byte) error) error {
 	r := codec.NewReader(mp)
 	t, err := r.Next()
 	if err != nil {
-		return errors.Mark(errors.Wrapf(err, "wire: %s", errors.Safe(what)), ErrInvalid)
+		return errors.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
 	}
 	if t.Kind != codec.KindObject {
-		return invalidf("wire: %s: want object, got %s", errors.Safe(what), errors.Safe(t.Kind.String()))
+		return invalidf("%s: want object, got %s", errors.Safe(what), errors.Safe(t.Kind.String()))
 	}
 	for i := 0; i < t.N; i++ {
 		k, err := r.Next()
 		if err != nil {
-			return errors.Mark(errors.Wrapf(err, "wire: %s", errors.Safe(what)), ErrInvalid)
+			return errors.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
 		}
 		v, err := r.Value(maxDepth)
 		if err != nil {
-			return errors.Mark(errors.Wrapf(err, "wire: %s", errors.Safe(what)), ErrInvalid)
+			return errors.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
 		}
 		if err := fn(k.Str, v); err != nil {
 			return err
@@ -90,15 +90,15 @@ func eachElem(mp []byte, what string, fn func(i int, val []byte) error) error {
 	r := codec.NewReader(mp)
 	t, err := r.Next()
 	if err != nil {
-		return errors.Mark(errors.Wrapf(err, "wire: %s", errors.Safe(what)), ErrInvalid)
+		return errors.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
 	}
 	if t.Kind != codec.KindArray {
-		return invalidf("wire: %s: want array, got %s", errors.Safe(what), errors.Safe(t.Kind.String()))
+		return invalidf("%s: want array, got %s", errors.Safe(what), errors.Safe(t.Kind.String()))
 	}
 	for i := 0; i < t.N; i++ {
 		v, err := r.Value(maxDepth)
 		if err != nil {
-			return errors.Mark(errors.Wrapf(err, "wire: %s", errors.Safe(what)), ErrInvalid)
+			return errors.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
 		}
 		if err := fn(i, v); err != nil {
 			return err
@@ -176,7 +176,7 @@ func (w *writer) str(s []byte) { w.b = codec.AppendJSONString(w.b, s) }
 func (w *writer) value(mp []byte) error {
 	out, err := codec.NewReader(mp).AppendJSON(w.b)
 	if err != nil {
-		return errors.Mark(errors.Wrap(err, "wire: value"), ErrInvalid)
+		return errors.Mark(errors.Wrap(err, "value"), ErrInvalid)
 	}
 	w.b = out
 	return nil

@@ -110,12 +110,12 @@ func (r *Renderer) AppendBody(dst, request []byte, h *header.Snapshot) ([]byte, 
 	defer scratchPool.Put(s)
 	mp, err := codec.FromJSON(s.mp[:0], request, codec.Limits{MaxDepth: 1000})
 	if err != nil {
-		return dst, errors.Wrap(err, "wire: request")
+		return dst, errors.Wrapf(err, "wire: %s: request", errors.Safe(r.name))
 	}
 	s.mp = mp
 	req, err := parseRequest(mp, &s.req)
 	if err != nil {
-		return dst, err
+		return dst, errors.Wrapf(err, "wire: %s", errors.Safe(r.name))
 	}
 	w := &writer{b: dst, text: s.text[:0]}
 	err = r.body(w, req, h)
