@@ -60,24 +60,24 @@ func runReplayWire(ctx context.Context, opts replayOptions, args []string, stdou
 			r = fixed
 			if r == nil {
 				if !s.Header.Config.HasWire {
-					return errors.WithHint(errors.Newf("session %s step %s: its config names no wire",
-						errors.Safe(id), errors.Safe(step(s.Turn, s.Step))), "name a renderer: --wire openai-chat or --wire anthropic-messages")
+					return errors.WithHint(errors.Newf("step %s: its config names no wire", errors.Safe(step(s.Turn, s.Step))),
+						"name a renderer: --wire openai-chat or --wire anthropic-messages")
 				}
 				var err error
 				if r, err = wire.Lookup(s.Header.Config.Wire); err != nil {
-					return errors.Wrapf(err, "session %s step %s", errors.Safe(id), errors.Safe(step(s.Turn, s.Step)))
+					return errors.Wrapf(err, "step %s", errors.Safe(step(s.Turn, s.Step)))
 				}
 			}
 			var err error
 			if body, err = r.AppendBody(body[:0], s.Request, &s.Header); err != nil {
-				return errors.Wrapf(err, "session %s step %s", errors.Safe(id), errors.Safe(step(s.Turn, s.Step)))
+				return errors.Wrapf(err, "step %s", errors.Safe(step(s.Turn, s.Step)))
 			}
 		}
 		switch opts.format {
 		case "raw":
 			if s.Null {
-				return errors.Mark(errors.Newf("session %s step %s has no header in force: nothing was sent",
-					errors.Safe(id), errors.Safe(step(s.Turn, s.Step))), eventlog.ErrNotFound)
+				return errors.Mark(errors.Newf("step %s has no header in force: nothing was sent",
+					errors.Safe(step(s.Turn, s.Step))), eventlog.ErrNotFound)
 			}
 			_, err := w.Write(body)
 			return err
