@@ -17,6 +17,7 @@ var anthropicMessages = &Renderer{
 	},
 	keyHeader: "x-api-key",
 	body:      anthropicBody,
+	message:   anthropicMessage,
 	errors:    anthropicErrorCode,
 	stream:    func() translator { return &anthropicStream{} },
 }
@@ -45,12 +46,8 @@ func anthropicBody(w *writer, req *request, h *header.Snapshot) error {
 		w.str(s)
 	}
 	w.raw(`,"messages":[`)
-	first := true
-	var blk block
-	for i, m := range req.messages {
-		if err := anthropicMessage(w, m, i, &first, &blk); err != nil {
-			return err
-		}
+	if len(w.msgs) > 0 {
+		w.b = append(w.b, w.msgs[1:]...) // each wire message starts with a comma
 	}
 	w.b = append(w.b, ']')
 	if req.tools != nil {
@@ -124,26 +121,10 @@ func anthropicTools(w *writer, tools []byte) error {
 
 // anthropicMessage writes one request message; a message left with no
 // blocks is dropped.
-func anthropicMessage(w *writer, m []byte, i int, first *bool, blk *block) error {
-	what := func() string { return "message " + itoa(i) }
-	var role, content []byte
-	err := eachKey(m, "message", func(key, val []byte) error {
-		switch string(key) {
-		case "role":
-			role, _ = str(val)
-		case "content":
-			content = val
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	assistant := string(role) == "assistant"
+func anthropicMessage(w *writer, m *message) error {
+	assistant := string(m.role) == "assistant"
 	mark := len(w.b)
-	if !*first {
-		w.b = append(w.b, ',')
-	}
+	w.b = append(w.b, ',')
 	if assistant {
 		w.raw(`{"role":"assistant","content":[`)
 	} else {
@@ -156,37 +137,33 @@ func anthropicMessage(w *writer, m []byte, i int, first *bool, blk *block) error
 		}
 		n++
 	}
-	if content != nil {
-		err = eachElem(content, "content", func(j int, b []byte) error {
-			if err := readBlock(b, blk, what); err != nil {
-				return err
+	for j := range m.blocks {
+		b := &m.blocks[j]
+		switch string(b.typ) {
+		case "text":
+			if !b.textOK {
+				return invalidf("message %d block %d: text is not a string", errors.Safe(m.index), errors.Safe(j))
 			}
-			switch string(blk.typ) {
-			case "text":
-				if !blk.textOK {
-					return invalidf("%s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
-				}
-				if len(blk.text) > 0 {
-					sep()
-					w.raw(`{"type":"text","text":`)
-					w.str(blk.text)
-					w.b = append(w.b, '}')
-				}
-			case "tool-call":
-				if assistant {
-					sep()
-					return anthropicToolUse(w, blk)
-				}
-			case "tool-result":
-				if !assistant {
-					sep()
-					return anthropicToolResult(w, blk, what, j)
+			if len(b.text) > 0 {
+				sep()
+				w.raw(`{"type":"text","text":`)
+				w.str(b.text)
+				w.b = append(w.b, '}')
+			}
+		case "tool-call":
+			if assistant {
+				sep()
+				if err := anthropicToolUse(w, b); err != nil {
+					return err
 				}
 			}
-			return nil
-		})
-		if err != nil {
-			return err
+		case "tool-result":
+			if !assistant {
+				sep()
+				if err := anthropicToolResult(w, m, j); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	if n == 0 {
@@ -194,7 +171,6 @@ func anthropicMessage(w *writer, m []byte, i int, first *bool, blk *block) error
 		return nil
 	}
 	w.raw(`]}`)
-	*first = false
 	return nil
 }
 
@@ -235,10 +211,11 @@ func isObject(text []byte) bool {
 
 // anthropicToolResult writes a tool-result block as tool_result: its
 // content's non-empty text blocks, and is_error only when true.
-func anthropicToolResult(w *writer, blk *block, what func() string, j int) error {
+func anthropicToolResult(w *writer, m *message, j int) error {
+	blk := &m.blocks[j]
 	w.raw(`{"type":"tool_result","tool_use_id":`)
 	if blk.toolCallID == nil {
-		return invalidf("%s block %d: tool-result without toolCallId", errors.Safe(what()), errors.Safe(j))
+		return invalidf("message %d block %d: tool-result without toolCallId", errors.Safe(m.index), errors.Safe(j))
 	}
 	if err := w.value(blk.toolCallID); err != nil {
 		return err
@@ -249,14 +226,14 @@ func anthropicToolResult(w *writer, blk *block, what func() string, j int) error
 	if blk.content != nil {
 		var ib block
 		err := eachElem(blk.content, "content", func(k int, b []byte) error {
-			if err := readBlock(b, &ib, what); err != nil {
+			if err := readBlock(b, &ib); err != nil {
 				return err
 			}
 			if string(ib.typ) != "text" {
 				return nil
 			}
 			if !ib.textOK {
-				return invalidf("%s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
+				return invalidf("message %d block %d: content block %d: text is not a string", errors.Safe(m.index), errors.Safe(j), errors.Safe(k))
 			}
 			if len(ib.text) == 0 {
 				return nil

@@ -17,6 +17,7 @@ var openAIChat = &Renderer{
 	keyHeader: "authorization",
 	keyPrefix: "Bearer ",
 	body:      openAIBody,
+	message:   openAIMessage,
 	errors:    openAIErrorCode,
 	stream:    func() translator { return &openAIStream{} },
 }
@@ -28,27 +29,17 @@ func openAIBody(w *writer, req *request, h *header.Snapshot) error {
 		return err
 	}
 	w.raw(`,"messages":[`)
-	first := true
-	sep := func() {
-		if !first {
-			w.b = append(w.b, ',')
-		}
-		first = false
-	}
+	msgs := w.msgs
 	if req.system != nil {
-		sep()
 		w.raw(`{"role":"system","content":`)
 		if err := w.value(req.system); err != nil {
 			return err
 		}
 		w.b = append(w.b, '}')
+	} else if len(msgs) > 0 {
+		msgs = msgs[1:] // each wire message starts with a comma
 	}
-	var blk block
-	for i, m := range req.messages {
-		if err := openAIMessage(w, m, i, sep, &blk); err != nil {
-			return err
-		}
-	}
+	w.b = append(w.b, msgs...)
 	w.raw(`],"stream":true,"stream_options":{"include_usage":true}`)
 	c := &h.Config
 	if c.HasThinking {
@@ -124,98 +115,87 @@ func openAITools(w *writer, tools []byte) error {
 	return err
 }
 
-// appendText appends TEXT(blocks) of a content array to w.text: the text
-// of every text block, concatenated as strings (SPEC §12.2). It reports
-// whether any tool-call or tool-result block was seen.
-func (w *writer) appendText(content []byte, what func() string, blk *block, visit func(*block) error) error {
-	if content == nil {
+// text appends to w.text the text of every block of type typ, joined as
+// strings are (SPEC §12.2 TEXT).
+func (w *writer) texts(m *message, typ string) error {
+	for j := range m.blocks {
+		b := &m.blocks[j]
+		if string(b.typ) != typ {
+			continue
+		}
+		if !b.textOK {
+			return invalidf("message %d block %d: text is not a string", errors.Safe(m.index), errors.Safe(j))
+		}
+		w.text = joinWTF8(w.text, b.text)
+	}
+	return nil
+}
+
+// resultText appends TEXT of a tool-result's content to w.text.
+func (w *writer) resultText(m *message, j int) error {
+	b := &m.blocks[j]
+	if b.content == nil {
 		return nil
 	}
-	return eachElem(content, "content", func(j int, b []byte) error {
-		if err := readBlock(b, blk, what); err != nil {
+	var ib block
+	return eachElem(b.content, "content", func(k int, v []byte) error {
+		if err := readBlock(v, &ib); err != nil {
 			return err
 		}
-		if string(blk.typ) == "text" {
-			if !blk.textOK {
-				return invalidf("%s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
-			}
-			w.text = joinWTF8(w.text, blk.text)
+		if string(ib.typ) != "text" {
+			return nil
 		}
-		if visit != nil {
-			return visit(blk)
+		if !ib.textOK {
+			return invalidf("message %d block %d: content block %d: text is not a string", errors.Safe(m.index), errors.Safe(j), errors.Safe(k))
 		}
+		w.text = joinWTF8(w.text, ib.text)
 		return nil
 	})
 }
 
-// openAIMessage writes the wire messages of one request message.
-func openAIMessage(w *writer, m []byte, i int, sep func(), blk *block) error {
-	what := func() string { return "message " + itoa(i) }
-	var role, content []byte
-	err := eachKey(m, "message", func(key, val []byte) error {
-		switch string(key) {
-		case "role":
-			role, _ = str(val)
-		case "content":
-			content = val
-		}
-		return nil
-	})
-	if err != nil {
+// sep starts a wire message in the messages buffer.
+func sep(w *writer) { w.b = append(w.b, ',') }
+
+// openAIMessage writes the wire messages of one request message, each
+// preceded by a comma.
+func openAIMessage(w *writer, m *message) error {
+	w.text = w.text[:0]
+	if err := w.texts(m, "text"); err != nil {
 		return err
 	}
-	w.text = w.text[:0]
-	switch string(role) {
+	switch string(m.role) {
 	case "system":
-		if err := w.appendText(content, what, blk, nil); err != nil {
-			return err
-		}
-		sep()
+		sep(w)
 		w.raw(`{"role":"system","content":`)
 		w.str(w.text)
 		w.b = append(w.b, '}')
 		return nil
 	case "assistant":
-		return openAIAssistant(w, content, what, sep, blk)
+		return openAIAssistant(w, m)
 	}
-	results := 0
-	if err := w.appendText(content, what, blk, func(b *block) error {
-		if string(b.typ) == "tool-result" {
-			results++
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
+	results := m.count("tool-result")
 	if len(w.text) > 0 || results == 0 {
-		sep()
+		sep(w)
 		w.raw(`{"role":"user","content":`)
 		w.str(w.text)
 		w.b = append(w.b, '}')
 	}
-	if results == 0 {
-		return nil
-	}
-	return eachElem(content, "content", func(j int, b []byte) error {
-		if err := readBlock(b, blk, what); err != nil {
-			return err
+	for j := range m.blocks {
+		b := &m.blocks[j]
+		if string(b.typ) != "tool-result" {
+			continue
 		}
-		if string(blk.typ) != "tool-result" {
-			return nil
+		if b.toolCallID == nil {
+			return invalidf("message %d block %d: tool-result without toolCallId", errors.Safe(m.index), errors.Safe(j))
 		}
-		id, inner := blk.toolCallID, blk.content
-		if id == nil {
-			return invalidf("%s block %d: tool-result without toolCallId", errors.Safe(what()), errors.Safe(j))
-		}
-		sep()
+		sep(w)
 		w.raw(`{"role":"tool","tool_call_id":`)
-		if err := w.value(id); err != nil {
+		if err := w.value(b.toolCallID); err != nil {
 			return err
 		}
 		w.raw(`,"content":`)
 		w.text = w.text[:0]
-		var ib block
-		if err := w.appendText(inner, what, &ib, nil); err != nil {
+		if err := w.resultText(m, j); err != nil {
 			return err
 		}
 		if len(w.text) == 0 {
@@ -224,23 +204,15 @@ func openAIMessage(w *writer, m []byte, i int, sep func(), blk *block) error {
 			w.str(w.text)
 		}
 		w.b = append(w.b, '}')
-		return nil
-	})
+	}
+	return nil
 }
 
-// openAIAssistant writes an assistant message: content, reasoning_content
-// (with tool calls only), tool_calls.
-func openAIAssistant(w *writer, content []byte, what func() string, sep func(), blk *block) error {
-	calls := 0
-	if err := w.appendText(content, what, blk, func(b *block) error {
-		if string(b.typ) == "tool-call" {
-			calls++
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	sep()
+// openAIAssistant writes an assistant message (its text is in w.text):
+// content, reasoning_content (with tool calls only), tool_calls.
+func openAIAssistant(w *writer, m *message) error {
+	calls := m.count("tool-call")
+	sep(w)
 	w.raw(`{"role":"assistant","content":`)
 	switch {
 	case len(w.text) > 0:
@@ -254,21 +226,8 @@ func openAIAssistant(w *writer, content []byte, what func() string, sep func(), 
 		w.b = append(w.b, '}')
 		return nil
 	}
-	// reasoning_content: the text of the reasoning blocks, when non-empty.
 	w.text = w.text[:0]
-	err := eachElem(content, "content", func(j int, b []byte) error {
-		if err := readBlock(b, blk, what); err != nil {
-			return err
-		}
-		if string(blk.typ) == "reasoning" {
-			if !blk.textOK {
-				return invalidf("%s block %d: text is not a string", errors.Safe(what()), errors.Safe(j))
-			}
-			w.text = joinWTF8(w.text, blk.text)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := w.texts(m, "reasoning"); err != nil {
 		return err
 	}
 	if len(w.text) > 0 {
@@ -277,36 +236,33 @@ func openAIAssistant(w *writer, content []byte, what func() string, sep func(), 
 	}
 	w.raw(`,"tool_calls":[`)
 	n := 0
-	err = eachElem(content, "content", func(j int, b []byte) error {
-		if err := readBlock(b, blk, what); err != nil {
-			return err
-		}
-		if string(blk.typ) != "tool-call" {
-			return nil
+	for j := range m.blocks {
+		b := &m.blocks[j]
+		if string(b.typ) != "tool-call" {
+			continue
 		}
 		if n > 0 {
 			w.b = append(w.b, ',')
 		}
 		n++
 		w.b = append(w.b, '{')
-		if blk.id != nil {
+		if b.id != nil {
 			w.raw(`"id":`)
-			if err := w.value(blk.id); err != nil {
+			if err := w.value(b.id); err != nil {
 				return err
 			}
 			w.b = append(w.b, ',')
 		}
 		w.raw(`"type":"function","function":{`)
 		comma := false
-		if err := w.field(&comma, `"name":`, blk.name); err != nil {
+		if err := w.field(&comma, `"name":`, b.name); err != nil {
 			return err
 		}
-		if err := w.field(&comma, `"arguments":`, blk.args); err != nil {
+		if err := w.field(&comma, `"arguments":`, b.args); err != nil {
 			return err
 		}
 		w.raw(`}}`)
-		return nil
-	})
+	}
 	w.raw(`]}`)
-	return err
+	return nil
 }

@@ -15,38 +15,49 @@ const maxDepth = 1024
 // is the storage form (msgpack) of its value, nil when absent.
 type request struct {
 	model, system, tools, temperature, maxTokens, stop []byte
-	messages                                           [][]byte
 }
 
-// parseRequest reads the top-level keys of a canonical request.
-func parseRequest(mp []byte, req *request) (*request, error) {
-	msgs := req.messages[:0]
+// parseRequest reads the top-level keys of a canonical request; the
+// messages array is handed to messages as it comes, read in place.
+func parseRequest(mp []byte, req *request, messages func(*codec.Reader) error) (*request, error) {
 	*req = request{}
-	err := eachKey(mp, "request", func(key, val []byte) error {
-		switch string(key) {
-		case "model":
-			req.model = val
-		case "system":
-			req.system = val
-		case "tools":
-			req.tools = val
-		case "temperature":
-			req.temperature = val
-		case "maxTokens":
-			req.maxTokens = val
-		case "stop":
-			req.stop = val
-		case "messages":
-			return eachElem(val, "request.messages", func(_ int, m []byte) error {
-				msgs = append(msgs, m)
-				return nil
-			})
+	r := codec.NewReader(mp)
+	t, err := r.Next()
+	if err != nil || t.Kind != codec.KindObject {
+		return nil, invalidf("request: not an object")
+	}
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return nil, errors.Mark(errors.Wrap(err, "request"), ErrInvalid)
 		}
-		return nil
-	})
-	req.messages = msgs
-	if err != nil {
-		return nil, err
+		var dst *[]byte
+		switch string(k.Str) {
+		case "model":
+			dst = &req.model
+		case "system":
+			dst = &req.system
+		case "tools":
+			dst = &req.tools
+		case "temperature":
+			dst = &req.temperature
+		case "maxTokens":
+			dst = &req.maxTokens
+		case "stop":
+			dst = &req.stop
+		case "messages":
+			if err := messages(r); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		v, err := r.Value(maxDepth)
+		if err != nil {
+			return nil, errors.Mark(errors.Wrap(err, "request"), ErrInvalid)
+		}
+		if dst != nil {
+			*dst = v
+		}
 	}
 	if req.model == nil {
 		return nil, invalidf("request has no model")
@@ -128,15 +139,109 @@ type block struct {
 	toolCallID        []byte // tool-result: stored value
 	content           []byte // tool-result: stored content array
 	isError           bool
-	textOK, typeKnown bool
+	textOK            bool
+}
+
+// message is one request message as the renderers read it: its role and
+// its blocks, read in one pass (values alias the request's storage form).
+type message struct {
+	index  int
+	role   []byte
+	blocks []block
+}
+
+// count returns the number of blocks of type typ.
+func (m *message) count(typ string) int {
+	n := 0
+	for j := range m.blocks {
+		if string(m.blocks[j].typ) == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// eachMessage reads a stored messages array from r, one message at a time
+// into m (reused), and calls fn with it.
+func eachMessage(r *codec.Reader, m *message, fn func(*message) error) error {
+	t, err := r.Next()
+	if err != nil || t.Kind != codec.KindArray {
+		return invalidf("request messages: not an array")
+	}
+	for i := 0; i < t.N; i++ {
+		m.index, m.role, m.blocks = i, nil, m.blocks[:0]
+		if err := readMessage(r, m); err != nil {
+			return err
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readMessage reads one message from r: role, and content's blocks
+// inline, so that the message is walked once.
+func readMessage(r *codec.Reader, m *message) error {
+	t, err := r.Next()
+	if err != nil || t.Kind != codec.KindObject {
+		return invalidf("message %d: not an object", errors.Safe(m.index))
+	}
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return errors.Mark(errors.Wrapf(err, "message %d", errors.Safe(m.index)), ErrInvalid)
+		}
+		switch string(k.Str) {
+		case "role":
+			v, err := r.Value(maxDepth)
+			if err != nil {
+				return errors.Mark(errors.Wrapf(err, "message %d", errors.Safe(m.index)), ErrInvalid)
+			}
+			m.role, _ = str(v)
+		case "content":
+			a, err := r.Next()
+			if err != nil || a.Kind != codec.KindArray {
+				return invalidf("message %d: content is not an array", errors.Safe(m.index))
+			}
+			for j := 0; j < a.N; j++ {
+				m.blocks = append(m.blocks, block{})
+				if err := readBlockFrom(r, &m.blocks[len(m.blocks)-1]); err != nil {
+					return errors.Wrapf(err, "message %d block %d", errors.Safe(m.index), errors.Safe(j))
+				}
+			}
+		default:
+			if err := r.Skip(maxDepth); err != nil {
+				return errors.Mark(errors.Wrapf(err, "message %d", errors.Safe(m.index)), ErrInvalid)
+			}
+		}
+	}
+	return nil
 }
 
 // readBlock reads a content block. A text whose value is not a string is
-// refused where a renderer needs it (textOf).
-func readBlock(mp []byte, b *block, what func() string) error {
+// refused where a renderer needs it.
+func readBlock(mp []byte, b *block) error {
+	return readBlockFrom(codec.NewReader(mp), b)
+}
+
+// readBlockFrom reads a content block from r, in place.
+func readBlockFrom(r *codec.Reader, b *block) error {
 	*b = block{}
-	return eachKey(mp, "block", func(key, val []byte) error {
-		switch string(key) {
+	t, err := r.Next()
+	if err != nil || t.Kind != codec.KindObject {
+		return invalidf("block: not an object")
+	}
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return errors.Mark(errors.Wrap(err, "block"), ErrInvalid)
+		}
+		val, err := r.Value(maxDepth)
+		if err != nil {
+			return errors.Mark(errors.Wrap(err, "block"), ErrInvalid)
+		}
+		switch string(k.Str) {
 		case "type":
 			b.typ, _ = str(val)
 		case "text":
@@ -156,8 +261,8 @@ func readBlock(mp []byte, b *block, what func() string) error {
 			t := token(val)
 			b.isError = t.Kind == codec.KindBool && t.Bool
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // writer assembles a body: b is the output, text a scratch buffer for
@@ -165,6 +270,8 @@ func readBlock(mp []byte, b *block, what func() string) error {
 type writer struct {
 	b    []byte
 	text []byte
+	msg  message
+	msgs []byte // the rendered messages, each preceded by a comma
 }
 
 func (w *writer) raw(s string) { w.b = append(w.b, s...) }

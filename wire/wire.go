@@ -52,7 +52,11 @@ type Renderer struct {
 	header    []Field
 	keyHeader string
 	keyPrefix string
-	body      func(w *writer, req *request, h *header.Snapshot) error
+	// message writes the wire messages of one request message into the
+	// messages buffer, each preceded by a comma; body then writes the
+	// body around that buffer.
+	message func(w *writer, m *message) error
+	body    func(w *writer, req *request, h *header.Snapshot) error
 	errors    func(status int, e apiError) string
 	stream    func() translator
 }
@@ -113,13 +117,18 @@ func (r *Renderer) AppendBody(dst, request []byte, h *header.Snapshot) ([]byte, 
 		return dst, errors.Wrapf(err, "wire: %s: request", errors.Safe(r.name))
 	}
 	s.mp = mp
-	req, err := parseRequest(mp, &s.req)
-	if err != nil {
-		return dst, errors.Wrapf(err, "wire: %s", errors.Safe(r.name))
+	// One pass over the request: the messages are rendered into a
+	// buffer of their own as they are read (a canonical request has them
+	// before system, which both APIs place first), the other keys kept.
+	w := &writer{b: s.msgs[:0], text: s.text[:0], msg: s.msg}
+	req, err := parseRequest(mp, &s.req, func(rd *codec.Reader) error {
+		return eachMessage(rd, &w.msg, func(m *message) error { return r.message(w, m) })
+	})
+	if err == nil {
+		w.msgs, w.b = w.b, dst
+		err = r.body(w, req, h)
 	}
-	w := &writer{b: dst, text: s.text[:0]}
-	err = r.body(w, req, h)
-	s.text = w.text
+	s.text, s.msg, s.msgs = w.text, w.msg, w.msgs
 	if err != nil {
 		return dst, errors.Wrapf(err, "wire: %s", errors.Safe(r.name))
 	}
@@ -132,6 +141,8 @@ type scratch struct {
 	mp   []byte
 	text []byte
 	req  request
+	msg  message
+	msgs []byte
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
