@@ -19,65 +19,44 @@ type anthropicStream struct {
 
 type anthropicBlock struct{ wire, block int64 }
 
+// anthropicEvent is what one event's data says, read in one pass.
+type anthropicEvent struct {
+	typ      []byte
+	index    int64
+	block    struct{ typ, id, name, text []byte } // content_block
+	delta    struct{ typ, text, stop []byte }     // delta: its text, partial_json or thinking; stop_reason
+	hasBlock bool
+	apiErr   []byte
+}
+
 func (s *anthropicStream) event(name, data []byte, emit func(Chunk)) (bool, error) {
 	mp, err := payload(&s.scratch, data)
 	if err != nil {
 		return false, err
 	}
-	var typ, index, block, delta, message, usage, apiErr []byte
-	if err := eachKey(mp, "event", func(key, val []byte) error {
-		switch string(key) {
-		case "type":
-			typ, _ = str(val)
-		case "index":
-			index = val
-		case "content_block":
-			block = val
-		case "delta":
-			delta = val
-		case "message":
-			message = val
-		case "usage":
-			usage = val
-		case "error":
-			apiErr = val
-		}
-		return nil
-	}); err != nil {
-		return false, &Error{Code: CodeMalformed, Message: "an event's data is not a JSON object"}
+	var e anthropicEvent
+	if err := s.read(mp, &e); err != nil {
+		return false, err
 	}
 	kind := string(name)
 	if kind == "" {
-		kind = string(typ)
+		kind = string(e.typ)
 	}
 	switch kind {
-	case "message_start":
-		if message != nil && token(message).Kind == codec.KindObject {
-			_ = eachKey(message, "message", func(key, val []byte) error {
-				if string(key) == "usage" {
-					s.readUsage(val)
-				}
-				return nil
-			})
-		}
 	case "content_block_start":
-		s.start(intOf(index), block, emit)
+		if e.hasBlock {
+			s.start(e.index, &e, emit)
+		}
 	case "content_block_delta":
-		s.delta(intOf(index), delta, emit)
+		s.delta(e.index, &e, emit)
 	case "content_block_stop":
-		if bi, ok := s.lookup(intOf(index)); ok {
+		if bi, ok := s.lookup(e.index); ok {
 			s.close(bi, emit)
 		}
 	case "message_delta":
-		if delta != nil && token(delta).Kind == codec.KindObject {
-			_ = eachKey(delta, "delta", func(key, val []byte) error {
-				if r, ok := str(val); ok && string(key) == "stop_reason" {
-					s.finish = anthropicReason(string(r))
-				}
-				return nil
-			})
+		if e.delta.stop != nil {
+			s.finish = anthropicReason(string(e.delta.stop))
 		}
-		s.readUsage(usage)
 	case "message_stop":
 		for i := range s.set.blocks {
 			s.close(int64(i), emit)
@@ -92,50 +71,169 @@ func (s *anthropicStream) event(name, data []byte, emit func(Chunk)) (bool, erro
 		emit(Chunk{Type: ChunkFinish, Reason: r})
 		return true, nil
 	case "error":
-		if apiErr != nil && token(apiErr).Kind == codec.KindObject {
-			e := readAPIError(apiErr)
+		if e.apiErr != nil && token(e.apiErr).Kind == codec.KindObject {
+			ae := readAPIError(e.apiErr)
 			code := "SERVER"
-			if e.typ != "" {
-				code = strings.ToUpper(e.typ)
+			if ae.typ != "" {
+				code = strings.ToUpper(ae.typ)
 			}
-			return false, &Error{Code: code, Message: e.message}
+			return false, &Error{Code: code, Message: ae.message}
 		}
 		return false, &Error{Code: "SERVER", Message: "an error event"}
 	}
-	return false, nil // ping and unknown events
+	return false, nil // message_start (its usage is read), ping, unknown events
 }
 
-// readUsage reads a usage object; later reports override earlier ones key
-// by key (message_delta carries the output count).
-func (s *anthropicStream) readUsage(mp []byte) {
-	if mp == nil || token(mp).Kind != codec.KindObject {
-		return
+// read reads an event's data in place into e; usage objects (top level or
+// in message) go straight into s.usage.
+func (s *anthropicStream) read(mp []byte, e *anthropicEvent) error {
+	r := codec.NewReader(mp)
+	t, err := r.Next()
+	if err != nil || t.Kind != codec.KindObject {
+		return &Error{Code: CodeMalformed, Message: "an event's data is not a JSON object"}
 	}
-	_ = eachKey(mp, "usage", func(key, val []byte) error {
-		if token(val).Kind != codec.KindInt {
-			return nil
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return malformed()
 		}
-		switch string(key) {
-		case "input_tokens":
-			s.usage.InputTokens = intOf(val)
-		case "output_tokens":
-			s.usage.OutputTokens = intOf(val)
-		case "cache_read_input_tokens":
-			s.usage.CacheReadTokens = intOf(val)
-		case "cache_creation_input_tokens":
-			s.usage.CacheWriteTokens = intOf(val)
+		switch string(k.Str) {
+		case "type":
+			var v codec.Token
+			if v, err = scalar(r); err == nil && v.Kind == codec.KindString {
+				e.typ = v.Str
+			}
+		case "index":
+			var v codec.Token
+			if v, err = scalar(r); err == nil && v.Kind == codec.KindInt {
+				e.index = v.Int
+			}
+		case "content_block":
+			e.hasBlock, err = eachPair(r, func(k []byte, v codec.Token) {
+				if v.Kind != codec.KindString {
+					return
+				}
+				switch string(k) {
+				case "type":
+					e.block.typ = v.Str
+				case "id":
+					e.block.id = v.Str
+				case "name":
+					e.block.name = v.Str
+				case "text", "thinking":
+					e.block.text = v.Str
+				}
+			})
+		case "delta":
+			_, err = eachPair(r, func(k []byte, v codec.Token) {
+				if v.Kind != codec.KindString {
+					return
+				}
+				switch string(k) {
+				case "type":
+					e.delta.typ = v.Str
+				case "text", "partial_json", "thinking":
+					e.delta.text = v.Str
+				case "stop_reason":
+					e.delta.stop = v.Str
+				}
+			})
+		case "usage":
+			err = s.readUsage(r)
+		case "message":
+			err = s.readMessage(r)
+		case "error":
+			e.apiErr, err = r.Value(maxDepth)
 		default:
-			return nil
+			err = r.Skip(maxDepth)
+		}
+		if err != nil {
+			return malformed()
+		}
+	}
+	return nil
+}
+
+// readMessage reads message_start's message in place, for its usage.
+func (s *anthropicStream) readMessage(r *codec.Reader) error {
+	m, err := r.Next()
+	if err != nil {
+		return err
+	}
+	if m.Kind != codec.KindObject {
+		return skipAfter(r, m)
+	}
+	for j := 0; j < m.N; j++ {
+		k, err := r.Next()
+		if err != nil {
+			return err
+		}
+		if string(k.Str) == "usage" {
+			err = s.readUsage(r)
+		} else {
+			err = r.Skip(maxDepth)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachPair reads an object of scalars in place, calling fn with each key
+// and scalar token (containers inside are skipped). It reports whether
+// the value was an object.
+func eachPair(r *codec.Reader, fn func(k []byte, v codec.Token)) (bool, error) {
+	t, err := r.Next()
+	if err != nil {
+		return false, err
+	}
+	if t.Kind != codec.KindObject {
+		return false, skipAfter(r, t)
+	}
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return false, err
+		}
+		v, err := scalar(r)
+		if err != nil {
+			return false, err
+		}
+		fn(k.Str, v)
+	}
+	return true, nil
+}
+
+// readUsage reads a usage object in place; later reports override earlier
+// ones key by key (message_delta carries the output count).
+func (s *anthropicStream) readUsage(r *codec.Reader) error {
+	_, err := eachPair(r, func(k []byte, v codec.Token) {
+		if v.Kind != codec.KindInt {
+			return
+		}
+		switch string(k) {
+		case "input_tokens":
+			s.usage.InputTokens = v.Int
+		case "output_tokens":
+			s.usage.OutputTokens = v.Int
+		case "cache_read_input_tokens":
+			s.usage.CacheReadTokens = v.Int
+		case "cache_creation_input_tokens":
+			s.usage.CacheWriteTokens = v.Int
+		default:
+			return
 		}
 		s.hasUsage = true
-		return nil
 	})
+	return err
 }
 
+// lookup finds the block of a wire index, the latest opened with it.
 func (s *anthropicStream) lookup(wire int64) (int64, bool) {
-	for _, b := range s.wire {
-		if b.wire == wire {
-			return b.block, true
+	for i := len(s.wire) - 1; i >= 0; i-- {
+		if s.wire[i].wire == wire {
+			return s.wire[i].block, true
 		}
 	}
 	return 0, false
@@ -143,26 +241,9 @@ func (s *anthropicStream) lookup(wire int64) (int64, bool) {
 
 // start opens a block: text, tool_use (tool-call, with its id and name)
 // or thinking (reasoning); other block types are not ours and are skipped.
-func (s *anthropicStream) start(wire int64, cb []byte, emit func(Chunk)) {
-	if cb == nil || token(cb).Kind != codec.KindObject {
-		return
-	}
-	var typ, id, name, text []byte
-	_ = eachKey(cb, "content_block", func(key, val []byte) error {
-		switch string(key) {
-		case "type":
-			typ, _ = str(val)
-		case "id":
-			id, _ = str(val)
-		case "name":
-			name, _ = str(val)
-		case "text", "thinking":
-			text, _ = str(val)
-		}
-		return nil
-	})
+func (s *anthropicStream) start(wire int64, e *anthropicEvent, emit func(Chunk)) {
 	var ours string
-	switch string(typ) {
+	switch string(e.block.typ) {
 	case "text":
 		ours = "text"
 	case "tool_use":
@@ -176,9 +257,10 @@ func (s *anthropicStream) start(wire int64, cb []byte, emit func(Chunk)) {
 	s.wire = append(s.wire, anthropicBlock{wire: wire, block: bi})
 	s.closed = append(s.closed, false)
 	b := s.set.blocks[bi]
+	text := e.block.text
 	switch ours {
 	case "tool-call":
-		b.id, b.name = string(id), string(name)
+		b.id, b.name = string(e.block.id), string(e.block.name)
 	case "text":
 		if len(text) > 0 {
 			s.text(bi, ChunkTextDelta, text, emit)
@@ -197,39 +279,26 @@ func (s *anthropicStream) text(bi int64, typ string, text []byte, emit func(Chun
 }
 
 // delta adds a content_block_delta to its block.
-func (s *anthropicStream) delta(wire int64, d []byte, emit func(Chunk)) {
+func (s *anthropicStream) delta(wire int64, e *anthropicEvent, emit func(Chunk)) {
 	bi, ok := s.lookup(wire)
-	if !ok || s.closed[bi] || d == nil || token(d).Kind != codec.KindObject {
+	if !ok || s.closed[bi] {
 		return
 	}
-	var typ, text, partial, thinking []byte
-	_ = eachKey(d, "delta", func(key, val []byte) error {
-		switch string(key) {
-		case "type":
-			typ, _ = str(val)
-		case "text":
-			text, _ = str(val)
-		case "partial_json":
-			partial, _ = str(val)
-		case "thinking":
-			thinking, _ = str(val)
-		}
-		return nil
-	})
 	b := s.set.blocks[bi]
-	switch string(typ) {
+	text := e.delta.text
+	switch string(e.delta.typ) {
 	case "text_delta":
 		if b.typ == "text" {
 			s.text(bi, ChunkTextDelta, text, emit)
 		}
 	case "thinking_delta":
 		if b.typ == "reasoning" {
-			s.text(bi, ChunkReasoningDelta, thinking, emit)
+			s.text(bi, ChunkReasoningDelta, text, emit)
 		}
 	case "input_json_delta":
 		if b.typ == "tool-call" {
-			b.text = append(b.text, partial...)
-			emit(Chunk{Type: ChunkToolCallDelta, Index: bi, ID: b.id, Name: b.name, ArgumentsDelta: string(partial)})
+			b.text = append(b.text, text...)
+			emit(Chunk{Type: ChunkToolCallDelta, Index: bi, ID: b.id, Name: b.name, ArgumentsDelta: string(text)})
 		}
 	}
 }

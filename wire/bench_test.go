@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/header"
+	"github.com/sessionlog/sessionlog/internal/ssegen"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/wire"
 )
@@ -67,5 +68,34 @@ func BenchmarkRender(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkTranslate feeds a 4 MB stream of each API in 32 KB reads.
+func BenchmarkTranslate(b *testing.B) {
+	for _, name := range wire.Names() {
+		r, _ := wire.Lookup(name)
+		stream := ssegen.OpenAI(4 << 20)
+		if name == wire.AnthropicMessages {
+			stream = ssegen.Anthropic(4 << 20)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(stream)))
+			var chunks []wire.Chunk
+			for b.Loop() {
+				t := r.NewTranslator()
+				var err error
+				for p := stream; len(p) > 0; {
+					n := min(len(p), 32<<10)
+					if chunks, err = t.Feed(chunks[:0], p[:n]); err != nil {
+						b.Fatal(err)
+					}
+					p = p[n:]
+				}
+				if chunks, err = t.End(chunks[:0]); err != nil || !t.Done() {
+					b.Fatalf("the stream did not end: %v", err)
+				}
+			}
+		})
 	}
 }

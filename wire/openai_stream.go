@@ -15,6 +15,7 @@ type openAIStream struct {
 	usage     *Usage
 	finish    []byte
 	scratch   []byte
+	frags     []fragment
 }
 
 type openAITool struct{ wire, block int64 }
@@ -28,66 +29,149 @@ func (s *openAIStream) event(_ []byte, data []byte, emit func(Chunk)) (bool, err
 	if err != nil {
 		return false, err
 	}
-	var choices, usage, apiErr []byte
-	if err := eachKey(mp, "chunk", func(key, val []byte) error {
-		switch string(key) {
-		case "choices":
-			choices = val
-		case "usage":
-			usage = val
-		case "error":
-			apiErr = val
-		}
-		return nil
-	}); err != nil {
+	// One pass over the chunk, read in place.
+	r := codec.NewReader(mp)
+	t, err := r.Next()
+	if err != nil || t.Kind != codec.KindObject {
 		return false, &Error{Code: CodeMalformed, Message: "a chunk is not a JSON object"}
 	}
-	if apiErr != nil && token(apiErr).Kind == codec.KindObject {
-		return false, streamError(apiErr, "SERVER")
-	}
-	if choices != nil && token(choices).Kind == codec.KindArray {
-		if err := eachElem(choices, "choices", func(_ int, c []byte) error {
-			return s.choice(c, emit)
-		}); err != nil {
-			return false, &Error{Code: CodeMalformed, Message: "a choice is not a JSON object"}
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return false, malformed()
 		}
-	}
-	if usage != nil && token(usage).Kind == codec.KindObject {
-		s.usage = openAIUsage(usage)
+		switch string(k.Str) {
+		case "choices":
+			a, err := r.Next()
+			if err != nil {
+				return false, malformed()
+			}
+			if a.Kind != codec.KindArray {
+				if err := skipAfter(r, a); err != nil {
+					return false, malformed()
+				}
+				continue
+			}
+			for j := 0; j < a.N; j++ {
+				if err := s.choice(r, emit); err != nil {
+					return false, err
+				}
+			}
+		case "usage":
+			u, err := r.Next()
+			if err != nil {
+				return false, malformed()
+			}
+			if u.Kind != codec.KindObject {
+				if err := skipAfter(r, u); err != nil {
+					return false, malformed()
+				}
+				continue
+			}
+			if s.usage, err = openAIUsage(r, u.N); err != nil {
+				return false, malformed()
+			}
+		case "error":
+			v, err := r.Value(maxDepth)
+			if err != nil {
+				return false, malformed()
+			}
+			if token(v).Kind == codec.KindObject {
+				return false, streamError(v, "SERVER")
+			}
+		default:
+			if err := r.Skip(maxDepth); err != nil {
+				return false, malformed()
+			}
+		}
 	}
 	return false, nil
 }
 
-// choice handles one choice: its delta in the order reasoning, content,
-// tool calls, then its finish_reason.
-func (s *openAIStream) choice(c []byte, emit func(Chunk)) error {
-	var delta []byte
-	err := eachKey(c, "choice", func(key, val []byte) error {
-		switch string(key) {
+func malformed() error {
+	return &Error{Code: CodeMalformed, Message: "a chunk's JSON is not what the API sends"}
+}
+
+// skipAfter skips the elements of a container whose header t was read.
+func skipAfter(r *codec.Reader, t codec.Token) error {
+	n := t.N
+	switch t.Kind {
+	case codec.KindObject:
+		n *= 2
+	case codec.KindArray:
+	default:
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		if err := r.Skip(maxDepth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scalar reads one value and returns its token; a container is skipped
+// whole (its token says so).
+func scalar(r *codec.Reader) (codec.Token, error) {
+	t, err := r.Next()
+	if err != nil {
+		return t, err
+	}
+	return t, skipAfter(r, t)
+}
+
+// fragment is one tool_calls entry of a delta.
+type fragment struct {
+	index          int64
+	id, name, args []byte
+}
+
+// choice reads one choice in place: its delta, handled in the order
+// reasoning, content, tool calls, then its finish_reason.
+func (s *openAIStream) choice(r *codec.Reader, emit func(Chunk)) error {
+	t, err := r.Next()
+	if err != nil {
+		return malformed()
+	}
+	if t.Kind != codec.KindObject {
+		return skipAfter(r, t)
+	}
+	var reasoning, content []byte
+	s.frags = s.frags[:0]
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return malformed()
+		}
+		switch string(k.Str) {
 		case "delta":
-			delta = val
+			d, err := r.Next()
+			if err != nil {
+				return malformed()
+			}
+			if d.Kind != codec.KindObject {
+				if err := skipAfter(r, d); err != nil {
+					return malformed()
+				}
+				continue
+			}
+			if reasoning, content, err = s.readDelta(r, d.N); err != nil {
+				return err
+			}
 		case "finish_reason":
-			if r, ok := str(val); ok {
-				s.finish = openAIReason(string(r))
+			v, err := scalar(r)
+			if err != nil {
+				return malformed()
+			}
+			if v.Kind == codec.KindString {
+				s.finish = openAIReason(string(v.Str))
+			}
+		default:
+			if err := r.Skip(maxDepth); err != nil {
+				return malformed()
 			}
 		}
-		return nil
-	})
-	if err != nil || delta == nil || token(delta).Kind != codec.KindObject {
-		return err
 	}
-	var reasoning, content, calls []byte
-	_ = eachKey(delta, "delta", func(key, val []byte) error {
-		switch string(key) {
-		case "reasoning_content":
-			reasoning, _ = str(val)
-		case "content":
-			content, _ = str(val)
-		case "tool_calls":
-			calls = val
-		}
-		return nil
-	})
 	if len(reasoning) > 0 {
 		if s.reasoning == 0 {
 			s.reasoning = s.set.open("reasoning", emit) + 1
@@ -100,11 +184,128 @@ func (s *openAIStream) choice(c []byte, emit func(Chunk)) error {
 		}
 		s.delta(s.text-1, ChunkTextDelta, content, emit)
 	}
-	if calls != nil && token(calls).Kind == codec.KindArray {
-		return eachElem(calls, "tool_calls", func(i int, tc []byte) error {
-			return s.toolCall(int64(i), tc, emit)
-		})
+	for i := range s.frags {
+		s.toolCall(&s.frags[i], emit)
 	}
+	return nil
+}
+
+// readDelta reads a delta object of n pairs: its texts, and its tool call
+// fragments into s.frags.
+func (s *openAIStream) readDelta(r *codec.Reader, n int) (reasoning, content []byte, err error) {
+	for i := 0; i < n; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return nil, nil, malformed()
+		}
+		switch string(k.Str) {
+		case "reasoning_content", "content":
+			v, err := scalar(r)
+			if err != nil {
+				return nil, nil, malformed()
+			}
+			if v.Kind == codec.KindString {
+				if k.Str[0] == 'r' {
+					reasoning = v.Str
+				} else {
+					content = v.Str
+				}
+			}
+		case "tool_calls":
+			a, err := r.Next()
+			if err != nil {
+				return nil, nil, malformed()
+			}
+			if a.Kind != codec.KindArray {
+				if err := skipAfter(r, a); err != nil {
+					return nil, nil, malformed()
+				}
+				continue
+			}
+			for j := 0; j < a.N; j++ {
+				if err := s.readFragment(r, int64(j)); err != nil {
+					return nil, nil, err
+				}
+			}
+		default:
+			if err := r.Skip(maxDepth); err != nil {
+				return nil, nil, malformed()
+			}
+		}
+	}
+	return reasoning, content, nil
+}
+
+// readFragment reads one tool_calls entry; its wire index is its position
+// when it has none.
+func (s *openAIStream) readFragment(r *codec.Reader, pos int64) error {
+	t, err := r.Next()
+	if err != nil {
+		return malformed()
+	}
+	if t.Kind != codec.KindObject {
+		return skipAfter(r, t)
+	}
+	f := fragment{index: pos}
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return malformed()
+		}
+		switch string(k.Str) {
+		case "index":
+			v, err := scalar(r)
+			if err != nil {
+				return malformed()
+			}
+			if v.Kind == codec.KindInt {
+				f.index = v.Int
+			}
+		case "id":
+			v, err := scalar(r)
+			if err != nil {
+				return malformed()
+			}
+			if v.Kind == codec.KindString {
+				f.id = v.Str
+			}
+		case "function":
+			fn, err := r.Next()
+			if err != nil {
+				return malformed()
+			}
+			if fn.Kind != codec.KindObject {
+				if err := skipAfter(r, fn); err != nil {
+					return malformed()
+				}
+				continue
+			}
+			for j := 0; j < fn.N; j++ {
+				fk, err := r.Next()
+				if err != nil {
+					return malformed()
+				}
+				v, err := scalar(r)
+				if err != nil {
+					return malformed()
+				}
+				if v.Kind != codec.KindString {
+					continue
+				}
+				switch string(fk.Str) {
+				case "name":
+					f.name = v.Str
+				case "arguments":
+					f.args = v.Str
+				}
+			}
+		default:
+			if err := r.Skip(maxDepth); err != nil {
+				return malformed()
+			}
+		}
+	}
+	s.frags = append(s.frags, f)
 	return nil
 }
 
@@ -114,57 +315,27 @@ func (s *openAIStream) delta(i int64, typ string, text []byte, emit func(Chunk))
 	emit(Chunk{Type: typ, Index: i, Text: string(text)})
 }
 
-// toolCall handles one tool_calls fragment, keyed by its wire index (its
-// position when it has none).
-func (s *openAIStream) toolCall(pos int64, tc []byte, emit func(Chunk)) error {
-	idx := pos
-	var id, name, args []byte
-	err := eachKey(tc, "tool call", func(key, val []byte) error {
-		switch string(key) {
-		case "index":
-			if t := token(val); t.Kind == codec.KindInt {
-				idx = t.Int
-			}
-		case "id":
-			id, _ = str(val)
-		case "function":
-			if token(val).Kind == codec.KindObject {
-				return eachKey(val, "function", func(k, v []byte) error {
-					switch string(k) {
-					case "name":
-						name, _ = str(v)
-					case "arguments":
-						args, _ = str(v)
-					}
-					return nil
-				})
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
+// toolCall adds one tool_calls fragment to the block of its wire index.
+func (s *openAIStream) toolCall(f *fragment, emit func(Chunk)) {
 	bi := int64(-1)
 	for _, t := range s.tools {
-		if t.wire == idx {
+		if t.wire == f.index {
 			bi = t.block
 		}
 	}
 	if bi < 0 {
 		bi = s.set.open("tool-call", emit)
-		s.tools = append(s.tools, openAITool{wire: idx, block: bi})
+		s.tools = append(s.tools, openAITool{wire: f.index, block: bi})
 	}
 	b := s.set.blocks[bi]
-	if b.id == "" && len(id) > 0 {
-		b.id = string(id)
+	if b.id == "" && len(f.id) > 0 {
+		b.id = string(f.id)
 	}
-	if b.name == "" && len(name) > 0 {
-		b.name = string(name)
+	if b.name == "" && len(f.name) > 0 {
+		b.name = string(f.name)
 	}
-	b.text = append(b.text, args...)
-	emit(Chunk{Type: ChunkToolCallDelta, Index: bi, ID: b.id, Name: b.name, ArgumentsDelta: string(args)})
-	return nil
+	b.text = append(b.text, f.args...)
+	emit(Chunk{Type: ChunkToolCallDelta, Index: bi, ID: b.id, Name: b.name, ArgumentsDelta: string(f.args)})
 }
 
 // end closes every block in opening order, then usage and finish.
@@ -194,41 +365,65 @@ func openAIReason(r string) []byte {
 	return reasonOther(r)
 }
 
-// openAIUsage maps a usage object (SPEC §12.2): cached input counted once,
-// as cache reads.
-func openAIUsage(mp []byte) *Usage {
+// openAIUsage reads a usage object of n pairs in place (SPEC §12.2):
+// cached input counted once, as cache reads.
+func openAIUsage(r *codec.Reader, n int) (*Usage, error) {
 	var u Usage
 	var prompt, cached, hit int64
 	hasCached, hasHit := false, false
-	_ = eachKey(mp, "usage", func(key, val []byte) error {
-		switch string(key) {
-		case "prompt_tokens":
-			prompt = intOf(val)
-		case "completion_tokens":
-			u.OutputTokens = intOf(val)
-		case "prompt_cache_hit_tokens":
-			hit, hasHit = intOf(val), true
-		case "prompt_tokens_details":
-			if token(val).Kind == codec.KindObject {
-				_ = eachKey(val, "details", func(k, v []byte) error {
-					if string(k) == "cached_tokens" && token(v).Kind == codec.KindInt {
-						cached, hasCached = intOf(v), true
-					}
-					return nil
-				})
+	details := func(want string, dst *int64, has *bool) error {
+		t, err := r.Next()
+		if err != nil || t.Kind != codec.KindObject {
+			if err == nil {
+				err = skipAfter(r, t)
 			}
-		case "completion_tokens_details":
-			if token(val).Kind == codec.KindObject {
-				_ = eachKey(val, "details", func(k, v []byte) error {
-					if string(k) == "reasoning_tokens" {
-						u.ReasoningTokens = intOf(v)
-					}
-					return nil
-				})
+			return err
+		}
+		for i := 0; i < t.N; i++ {
+			k, err := r.Next()
+			if err != nil {
+				return err
+			}
+			v, err := scalar(r)
+			if err != nil {
+				return err
+			}
+			if string(k.Str) == want && v.Kind == codec.KindInt {
+				*dst, *has = v.Int, true
 			}
 		}
 		return nil
-	})
+	}
+	var hasReasoning bool
+	for i := 0; i < n; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return nil, err
+		}
+		switch string(k.Str) {
+		case "prompt_tokens_details":
+			err = details("cached_tokens", &cached, &hasCached)
+		case "completion_tokens_details":
+			err = details("reasoning_tokens", &u.ReasoningTokens, &hasReasoning)
+		default:
+			var v codec.Token
+			v, err = scalar(r)
+			if v.Kind != codec.KindInt {
+				break
+			}
+			switch string(k.Str) {
+			case "prompt_tokens":
+				prompt = v.Int
+			case "completion_tokens":
+				u.OutputTokens = v.Int
+			case "prompt_cache_hit_tokens":
+				hit, hasHit = v.Int, true
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case hasCached:
 		u.CacheReadTokens = cached
@@ -236,7 +431,7 @@ func openAIUsage(mp []byte) *Usage {
 		u.CacheReadTokens = hit
 	}
 	u.InputTokens = max(prompt-u.CacheReadTokens, 0)
-	return &u
+	return &u, nil
 }
 
 // streamError is the error of an error object in a stream: its code (or

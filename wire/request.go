@@ -133,13 +133,13 @@ func str(mp []byte) ([]byte, bool) {
 // block is the part of a content block (SPEC §2.6) the renderers read.
 // Values are stored forms, nil when absent; typ and text are decoded.
 type block struct {
-	typ, text         []byte
-	hasText           bool
-	id, name, args    []byte // tool-call: stored values
-	toolCallID        []byte // tool-result: stored value
-	content           []byte // tool-result: stored content array
-	isError           bool
-	textOK            bool
+	typ, text      []byte
+	hasText        bool
+	id, name, args []byte // tool-call: stored values
+	toolCallID     []byte // tool-result: stored value
+	content        []byte // tool-result: stored content array
+	isError        bool
+	textOK         bool
 }
 
 // message is one request message as the renderers read it: its role and

@@ -57,8 +57,8 @@ type Renderer struct {
 	// body around that buffer.
 	message func(w *writer, m *message) error
 	body    func(w *writer, req *request, h *header.Snapshot) error
-	errors    func(status int, e apiError) string
-	stream    func() translator
+	errors  func(status int, e apiError) string
+	stream  func() translator
 }
 
 // Name is the renderer's name, the value of the config key wire.

@@ -99,7 +99,7 @@ func TestQuick(t *testing.T) {
 
 	secs, order := sections(doc)
 	wantOrder := []string{"Machine", "Summary", "Durable appends", "Verify and the naive rebuild",
-		"Codec against encoding/json", "Bytes on disk", "Memory"}
+		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire"}
 	if strings.Join(order, "/") != strings.Join(wantOrder, "/") {
 		t.Fatalf("sections = %q, want %q", order, wantOrder)
 	}
@@ -111,7 +111,7 @@ func TestQuick(t *testing.T) {
 		numbers []int // columns holding numbers
 	}{
 		{name: "machine", section: "Machine", rows: 8},
-		{name: "summary", section: "Summary", rows: 9, ratios: []int{3}, numbers: []int{1, 2}},
+		{name: "summary", section: "Summary", rows: 15, ratios: []int{3}, numbers: []int{1, 2}},
 		{name: "durable", section: "Durable appends", rows: 3, ratios: []int{3}, numbers: []int{1, 2, 4, 5, 6}},
 		{name: "verify", section: "Verify and the naive rebuild", rows: len(quickSizes), numbers: []int{0, 1, 2, 3}},
 		{name: "codec", section: "Codec against encoding/json", rows: 4, ratios: []int{4}, numbers: []int{2, 3, 5, 6}},
@@ -146,6 +146,28 @@ func TestQuick(t *testing.T) {
 				}
 			}
 		})
+	}
+
+	// The wire: a render row per renderer and size, a stream row per
+	// renderer, a linearity line per renderer.
+	if ts := tables(t, secs["The wire"]); len(ts) != 2 || len(ts[0].rows) != 4 || len(ts[1].rows) != 2 {
+		t.Errorf("the wire section's tables: %+v", ts)
+	} else {
+		for _, row := range ts[0].rows {
+			for _, c := range []int{7, 9} {
+				if !ratioCell.MatchString(row[c]) {
+					t.Errorf("wire: row %q column %d = %q, want a ratio", row[0], c, row[c])
+				}
+			}
+		}
+		for _, row := range ts[1].rows {
+			if !ratioCell.MatchString(row[5]) || !numberCell.MatchString(row[4]) {
+				t.Errorf("wire: stream row %q", row)
+			}
+		}
+	}
+	if n := len(regexp.MustCompile(`Linearity, [a-z-]+: render ns per request byte at the large request ÷ at the small one: \*\*[0-9.,]+×`).FindAllString(doc, -1)); n != 2 {
+		t.Errorf("%d linearity lines, want 2", n)
 	}
 
 	// The naive rebuild runs on every session but the largest.

@@ -19,6 +19,7 @@ type report struct {
 	scale    stat // verify µs/event, largest ÷ smallest session
 	space    []spaceResult
 	memory   []memoryResult
+	wire     *wireReport
 }
 
 // table is a Markdown table.
@@ -108,6 +109,7 @@ func (r *report) markdown() string {
 	r.writeCodec(&b)
 	r.writeSpace(&b)
 	r.writeMemory(&b)
+	r.writeWire(&b)
 	return b.String()
 }
 
@@ -154,6 +156,7 @@ func (r *report) summary() *table {
 		t.add(fmt.Sprintf("peak heap in use replaying %s events with full requests: heap ÷ JSONL size", group(mr.events)),
 			mib(mr.peak.Median)+" MiB", mib(float64(mr.jsonl))+" MiB", ratio(mr.peak.Median/float64(mr.jsonl)))
 	}
+	r.wireSummary(t)
 	return t
 }
 

@@ -168,6 +168,7 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			return err
 		}},
 		{"bytes on disk", func() (err error) { r.space, err = measureSpace(ctx, r.sessions, r.durable); return err }},
+		{"wire", func() (err error) { r.wire, err = measureWire(ctx, c, p); return err }},
 	}
 	defer func() {
 		for _, s := range r.sessions {
