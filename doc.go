@@ -20,12 +20,17 @@
 //   - rebuild: the fold that checks every rule of the log (the surface,
 //     the header in force) and rebuilds the request of any step, with its
 //     digest.
+//   - wire: the bytes a provider receives (SPEC §12), a pure function of
+//     the request and the header in force: the openai-chat and
+//     anthropic-messages renderers and their SSE stream translators.
 //   - compact: the token estimator, the compaction gate and the
 //     compaction bracket that replaces a span of history by a summary.
 //   - loop: the agent loop, which writes the log and sends only requests
 //     that rebuild from it.
+//   - provider: HTTP providers for the loop over wire's renderers, the
+//     only package that speaks to a model.
 //   - scenario: the loop driven offline by a scripted model, from a
-//     scenario file.
+//     scenario file (or by a live provider).
 //   - verify: the end-to-end check of a stored session: records, chain
 //     hash, every rule of the log, every step's rebuild and digest.
 //   - salvage: copying what still verifies out of a damaged store.
@@ -33,7 +38,8 @@
 //     mutated logs.
 //   - stress: the proofs under stress: crash-kill, corruption sweep,
 //     concurrency (tests only).
-//   - internal/loggen: a deterministic generator of valid session logs.
+//   - internal/loggen: a deterministic generator of valid session logs;
+//     internal/ssegen: long SSE streams for the wire's benchmarks.
 //   - cmd/logtool: the command line: import, export, ls, show, stat, fork,
 //     replay, verify, diff, cache, run, salvage and demo.
 //   - cmd/logbench: the benchmark report, BENCHMARKS.md.
