@@ -101,6 +101,10 @@ func writeHeaderDiff(w *bufio.Writer, a, b *header.Snapshot) {
 	field("temperature", ca.HasTemperature, string(codec.AppendJSONNumber(nil, ca.Temperature)), cb.HasTemperature, string(codec.AppendJSONNumber(nil, cb.Temperature)))
 	field("maxTokens", ca.HasMaxTokens, itoa(ca.MaxTokens), cb.HasMaxTokens, itoa(cb.MaxTokens))
 	field("stop", ca.HasStop, quoteList(ca.Stop), cb.HasStop, quoteList(cb.Stop))
+	quoted := func(s string) string { return string(codec.AppendJSONString(nil, []byte(s))) }
+	field("wire", ca.HasWire, quoted(ca.Wire), cb.HasWire, quoted(cb.Wire))
+	field("thinking", ca.HasThinking, quoted(ca.Thinking), cb.HasThinking, quoted(cb.Thinking))
+	field("reasoningEffort", ca.HasReasoningEffort, quoted(ca.ReasoningEffort), cb.HasReasoningEffort, quoted(cb.ReasoningEffort))
 	if a.System != b.System {
 		la, lb := strings.Split(a.System, "\n"), strings.Split(b.System, "\n")
 		first := 0

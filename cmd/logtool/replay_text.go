@@ -107,6 +107,14 @@ func writeHeaderText(w *bufio.Writer, h *header.Snapshot, seq int64, reason stri
 	if c.HasStop {
 		fmt.Fprintf(w, " stop=%s", quoteList(c.Stop))
 	}
+	for _, k := range []struct {
+		has       bool
+		name, val string
+	}{{c.HasWire, "wire", c.Wire}, {c.HasThinking, "thinking", c.Thinking}, {c.HasReasoningEffort, "reasoningEffort", c.ReasoningEffort}} {
+		if k.has {
+			fmt.Fprintf(w, " %s=%s", k.name, k.val)
+		}
+	}
 	fmt.Fprintf(w, "  (folded up to seq %d; last snapshot: %s)\n", seq, reason)
 	if h.System == "" {
 		fmt.Fprintf(w, "system  (none)\n")
