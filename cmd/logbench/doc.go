@@ -14,7 +14,12 @@
 //     assistant/message and assistant/chunk;
 //   - bytes on disk per event against the JSONL line;
 //   - the peak heap in use while replaying each session with every step's
-//     full request.
+//     full request;
+//   - the wire (SPEC §12): rendering a step's request into each provider
+//     API's body against building that request from the log, at 1 KB and
+//     100 KB (the render must stay linear in the request), and the stream
+//     translators' throughput on long generated SSE answers, by the wall
+//     clock and by CPU time.
 //
 // Usage:
 //

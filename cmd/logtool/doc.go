@@ -14,6 +14,8 @@
 //	show SESSION [filters]       print a session's events, one per line
 //	stat [SESSION] [--json]      counts, sizes, token usage, chain hash
 //	fork SESSION --at SEQ        fork a session after a turn/end
+//	replay SESSION --wire [NAME] the bytes a model provider received (SPEC §12)
+//	run SCENARIO --provider NAME run a scenario against a real model over HTTP
 //	demo                         import a built-in example session and show it
 //
 // stdout carries only the requested output. Diagnostics go to stderr, and
