@@ -134,7 +134,6 @@ func str(mp []byte) ([]byte, bool) {
 // Values are stored forms, nil when absent; typ and text are decoded.
 type block struct {
 	typ, text      []byte
-	hasText        bool
 	id, name, args []byte // tool-call: stored values
 	toolCallID     []byte // tool-result: stored value
 	content        []byte // tool-result: stored content array
@@ -245,7 +244,6 @@ func readBlockFrom(r *codec.Reader, b *block) error {
 		case "type":
 			b.typ, _ = str(val)
 		case "text":
-			b.hasText = true
 			b.text, b.textOK = str(val)
 		case "id":
 			b.id = val
