@@ -71,23 +71,21 @@ func measureWire(ctx context.Context, c config, p progress) (*wireReport, error)
 		if err != nil {
 			return nil, err
 		}
-		var perByte [][]float64
 		for _, s := range picked {
-			res, samples, err := measureRender(ctx, c, r, h, evs, s)
+			res, err := measureRender(ctx, c, r, h, evs, s)
 			if err != nil {
 				return nil, errors.Wrapf(err, "%s step %d.%d", errors.Safe(name), errors.Safe(s.Turn), errors.Safe(s.Step))
 			}
 			rep.renders = append(rep.renders, res)
-			perByte = append(perByte, samples)
 			p.printf("  %s: %s request of %s B renders in %s µs, %s × building it", name, res.step, group(int64(res.requestBytes)),
 				num(res.render.Median/1e3), num(res.ratio.Median))
 		}
-		var lin []float64
-		for i := range perByte[0] {
-			lin = append(lin, perByte[len(perByte)-1][i]/perByte[0][i])
+		lin, small, large, err := measureLinear(ctx, c, r, picked[0], picked[len(picked)-1])
+		if err != nil {
+			return nil, errors.Wrapf(err, "%s linearity", errors.Safe(name))
 		}
-		rep.linear[name] = summarize(lin)
-		rep.perByte[name] = [2]float64{summarize(perByte[0]).Median, summarize(perByte[len(perByte)-1]).Median}
+		rep.linear[name] = lin
+		rep.perByte[name] = [2]float64{small, large}
 	}
 	size := 4 << 20
 	if c.quick {
@@ -147,13 +145,34 @@ func abs(v int) int {
 	return v
 }
 
+// measureLinear times, per round and interleaved, the render of the small
+// and the large request, and returns the ratio of their ns per request
+// byte (large ÷ small) per round, and the two medians.
+func measureLinear(ctx context.Context, c config, r *wire.Renderer, small, large rebuild.Step) (stat, float64, float64, error) {
+	var a, b []byte
+	renderSmall := func() (err error) { a, err = r.AppendBody(a[:0], small.Request, &small.Header); return err }
+	renderLarge := func() (err error) { b, err = r.AppendBody(b[:0], large.Request, &large.Header); return err }
+	var ratios, sp, lp []float64
+	for range c.rounds {
+		if err := ctx.Err(); err != nil {
+			return stat{}, 0, 0, err
+		}
+		ts, tl, err := timePair(c.minTime, c.slice, renderSmall, renderLarge)
+		if err != nil {
+			return stat{}, 0, 0, err
+		}
+		s, l := ts.NsPerOp/float64(len(small.Request)), tl.NsPerOp/float64(len(large.Request))
+		ratios, sp, lp = append(ratios, l/s), append(sp, s), append(lp, l)
+	}
+	return summarize(ratios), summarize(sp).Median, summarize(lp).Median, nil
+}
+
 // measureRender times, per round and interleaved, the render of a step's
 // request against building that request from the log's events from
 // scratch (rebuild.Request), and against assembling it from messages
 // already derived (rebuild.AppendRequest, the incremental builder's
-// share of the work). It returns the render's ns per request byte per
-// round too.
-func measureRender(ctx context.Context, c config, r *wire.Renderer, h codec.SessionHeader, evs []codec.Event, s rebuild.Step) (renderResult, []float64, error) {
+// share of the work).
+func measureRender(ctx context.Context, c config, r *wire.Renderer, h codec.SessionHeader, evs []codec.Event, s rebuild.Step) (renderResult, error) {
 	res := renderResult{wire: r.Name(), step: fmt.Sprintf("%d.%d", s.Turn, s.Step), requestBytes: len(s.Request)}
 	for i := range evs {
 		if evs[i].Seq >= s.Start {
@@ -163,7 +182,7 @@ func measureRender(ctx context.Context, c config, r *wire.Renderer, h codec.Sess
 	}
 	msgs, err := stepMessages(s)
 	if err != nil {
-		return res, nil, err
+		return res, err
 	}
 	var body, asm []byte
 	render := func() error {
@@ -186,29 +205,28 @@ func measureRender(ctx context.Context, c config, r *wire.Renderer, h codec.Sess
 		return nil
 	}
 	if err := render(); err != nil {
-		return res, nil, err
+		return res, err
 	}
 	res.bodyBytes = len(body)
-	var rs, bs, as, ratio, vsAsm, perByte []float64
+	var rs, bs, as, ratio, vsAsm []float64
 	for range c.rounds {
 		if err := ctx.Err(); err != nil {
-			return res, nil, err
+			return res, err
 		}
 		b, rn, err := timePair(c.minTime, c.slice, build, render)
 		if err != nil {
-			return res, nil, err
+			return res, err
 		}
 		a, rn2, err := timePair(c.minTime, c.slice, assemble, render)
 		if err != nil {
-			return res, nil, err
+			return res, err
 		}
 		rs, bs, as = append(rs, rn.NsPerOp), append(bs, b.NsPerOp), append(as, a.NsPerOp)
 		ratio, vsAsm = append(ratio, rn.NsPerOp/b.NsPerOp), append(vsAsm, rn2.NsPerOp/a.NsPerOp)
-		perByte = append(perByte, rn.NsPerOp/float64(len(s.Request)))
 	}
 	res.render, res.build, res.assemble = summarize(rs), summarize(bs), summarize(as)
 	res.ratio, res.vsAssemble = summarize(ratio), summarize(vsAsm)
-	return res, perByte, nil
+	return res, nil
 }
 
 // stepMessages splits a request's messages array into the messages'

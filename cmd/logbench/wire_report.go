@@ -50,7 +50,7 @@ func (r *report) writeWire(b *strings.Builder) {
 	}
 	t.write(b)
 	for _, name := range sortedKeys(w.linear) {
-		fmt.Fprintf(b, "Linearity, %s: render ns per request byte at the large request ÷ at the small one: **%s**.\n", name, ratioRange(w.linear[name]))
+		fmt.Fprintf(b, "Linearity, %s: render ns per request byte at the large request ÷ at the small one: **%s** (the two renders timed interleaved).\n", name, ratioRange(w.linear[name]))
 	}
 	b.WriteString("\nStream translation feeds a generated answer (reasoning, text and tool calls in small fragments, as\n" +
 		"live models stream them; `internal/ssegen`) to a `wire.Translator` in 32 KB reads. Wall MB/s is taken\n" +
