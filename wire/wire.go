@@ -16,9 +16,9 @@ const (
 	AnthropicMessages = "anthropic-messages"
 )
 
-// Errors. ErrInvalid (codec.ErrInvalid) marks a request or header a
-// renderer cannot render; ErrUnknown marks a renderer name that does not
-// exist (it is also ErrNotFound-like for callers: test it with errors.Is).
+// Errors, tested with errors.Is: ErrInvalid (codec.ErrInvalid) marks a
+// request a renderer cannot render; ErrUnknown marks a renderer name that
+// does not exist.
 var (
 	ErrInvalid = codec.ErrInvalid
 	ErrUnknown = errors.New("wire: no such renderer")
