@@ -17,6 +17,7 @@ import (
 	"github.com/sessionlog/sessionlog/header"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/provider"
+	"github.com/sessionlog/sessionlog/verify"
 	"github.com/sessionlog/sessionlog/wire"
 )
 
@@ -279,5 +280,32 @@ func TestNew(t *testing.T) {
 		if _, err := provider.New(o); !errors.Is(err, provider.ErrInvalid) {
 			t.Errorf("New(%+v) = %v, want ErrInvalid", o, err)
 		}
+	}
+}
+
+// TestMismatchThroughLoop: a header naming another renderer ends the turn
+// with WIRE_MISMATCH; the server receives nothing and the log verifies.
+func TestMismatchThroughLoop(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	p := newProvider(t, wire.OpenAIChat, srv.URL, nil)
+	store := openStore(t)
+	h := &host{spec: loop.StepSpec{Config: config(t, `{"provider":"p","model":"m","wire":"anthropic-messages"}`)}}
+	ctx := context.Background()
+	l, err := loop.Create(ctx, store, "s", loop.Options{Provider: p, Host: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := l.Send(ctx, loop.Text("hi"), loop.User)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Reason != "error" || out.Code != "WIRE_MISMATCH" || hits.Load() != 0 {
+		t.Fatalf("outcome %+v, %d requests sent", out, hits.Load())
+	}
+	res, err := verify.Session(ctx, store, "s", verify.Options{Strict: true})
+	if err != nil || len(res.Findings) > 0 {
+		t.Fatalf("verify: %v %v", err, res.Findings)
 	}
 }
