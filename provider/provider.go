@@ -122,7 +122,7 @@ func (p *Provider) Stream(ctx context.Context, req *loop.Request) (loop.Stream, 
 	body, err := p.r.AppendBody((*bp)[:0], req.JSON, &req.Header)
 	if err != nil {
 		p.bufs.Put(bp)
-		return nil, errors.Wrap(err, "provider: render")
+		return nil, errors.Wrap(err, "render")
 	}
 	*bp = body
 	release := func() { p.bufs.Put(bp) }
@@ -130,7 +130,7 @@ func (p *Provider) Stream(ctx context.Context, req *loop.Request) (loop.Stream, 
 	hr, err := http.NewRequestWithContext(ctx, wr.Method, p.url+wr.Path, bytes.NewReader(body))
 	if err != nil {
 		release()
-		return nil, errors.Mark(errors.Wrap(err, "provider: request"), ErrInvalid)
+		return nil, errors.Mark(errors.Wrap(err, "request"), ErrInvalid)
 	}
 	p.setHeaders(hr, &wr)
 	p.logf(ctx, slog.LevelDebug, "provider: send", append(at, slog.Int("bytes", len(body)))...)
