@@ -162,6 +162,7 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 		if err != nil {
 			return err
 		}
+		m := boundsOf(tx)
 		// First the values, aliasing the mmap; then one exact copy.
 		vals := make([][]byte, 0, min(chunkRecords, end-from))
 		size := 0
@@ -183,10 +184,10 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 				return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
 					errors.Safe(session), errors.Safe(seq))
 			}
-			if len(v) > codec.MaxRecord {
+			if !m.holds(v) {
 				// A damaged value size: refuse before copying it.
-				return corruptf("eventlog: session %q seq %d: record of %d bytes exceeds the %d byte cap",
-					errors.Safe(session), errors.Safe(seq), errors.Safe(len(v)), errors.Safe(codec.MaxRecord))
+				return corruptf("eventlog: session %q seq %d: a record of %d bytes that lies outside the store's pages (a damaged page)",
+					errors.Safe(session), errors.Safe(seq), errors.Safe(len(v)))
 			}
 			vals = append(vals, v)
 			size += len(v)
@@ -239,6 +240,7 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 			if err != nil {
 				return err
 			}
+			m := boundsOf(tx)
 			c := eb.Cursor()
 			k, v := c.Seek(seqKey(next))
 			if next == 0 {
@@ -266,10 +268,10 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 					return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
 						errors.Safe(session), errors.Safe(seq))
 				}
-				if len(v) > codec.MaxRecord {
+				if !m.holds(v) {
 					// A damaged value size: refuse before copying it.
-					return corruptf("eventlog: session %q seq %d: record of %d bytes exceeds the %d byte cap",
-						errors.Safe(session), errors.Safe(seq), errors.Safe(len(v)), errors.Safe(codec.MaxRecord))
+					return corruptf("eventlog: session %q seq %d: a record of %d bytes that lies outside the store's pages (a damaged page)",
+						errors.Safe(session), errors.Safe(seq), errors.Safe(len(v)))
 				}
 				buf = append(buf, v...)
 				offs = append(offs, len(buf))

@@ -454,6 +454,13 @@ func published(tx *bolt.Tx, id string) (b *bolt.Bucket, headRec, headerRec []byt
 	if headerRec == nil {
 		return nil, nil, nil, corruptf("eventlog: session %q has no header record", errors.Safe(id))
 	}
+	m := boundsOf(tx)
+	if err := m.check(headRec, fmt.Sprintf("session %q: head record", id)); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := m.check(headerRec, fmt.Sprintf("session %q: header record", id)); err != nil {
+		return nil, nil, nil, err
+	}
 	return b, headRec, headerRec, nil
 }
 
@@ -529,6 +536,7 @@ func (l *Log) Sessions(ctx context.Context) ([]Head, error) {
 		if ss == nil {
 			return nil
 		}
+		m := boundsOf(tx)
 		c := ss.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if v != nil {
@@ -539,7 +547,14 @@ func (l *Log) Sessions(ctx context.Context) ([]Head, error) {
 			if h == nil {
 				continue
 			}
-			recs = append(recs, rec{id: string(k), head: clone(h), headerRec: clone(b.Get(keyHeader))})
+			hd := b.Get(keyHeader)
+			if err := m.check(h, fmt.Sprintf("session %q: head record", k)); err != nil {
+				return err
+			}
+			if err := m.check(hd, fmt.Sprintf("session %q: header record", k)); err != nil {
+				return err
+			}
+			recs = append(recs, rec{id: string(k), head: clone(h), headerRec: clone(hd)})
 		}
 		return nil
 	})
