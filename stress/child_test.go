@@ -23,6 +23,10 @@ const (
 	envStore = "SESSIONLOG_STRESS_STORE"
 	envSeed  = "SESSIONLOG_STRESS_SEED"
 	envIDs   = "SESSIONLOG_STRESS_SESSIONS"
+	// envSabotage makes a child fail on purpose, for the tests that show
+	// the checks of a run fire (crash_sabotage_test.go): "stall" makes a
+	// crash child block right after its start line.
+	envSabotage = "SESSIONLOG_STRESS_SABOTAGE"
 )
 
 // childLimit is how long a child lives at most: it is killed or told to

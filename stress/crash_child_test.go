@@ -52,6 +52,10 @@ func TestCrashChild(t *testing.T) {
 	if err := d.say([]byte("start\n")); err != nil {
 		t.Fatal(err)
 	}
+	if os.Getenv(envSabotage) == "stall" {
+		<-ctx.Done() // until killed, or told to finish
+		return
+	}
 	stop := make(chan struct{})
 	go func() { // commit stats, so the parent can tell that group commits happened
 		tick := time.NewTicker(crashStatsEvery)

@@ -42,6 +42,16 @@ const (
 	// One crashed turn in crashLeaveOpen is left for the next child's
 	// loop.Open to close, rather than closed by the parent.
 	crashLeaveOpen = 4
+	// crashKills is the number of kills of the short form, the default;
+	// STRESS_KILLS=200 (or more) is the full proof.
+	crashKills = 16
+	// crashStagedWait bounds how long a round waits for the child to
+	// report a fork and an import, while none has been published yet.
+	crashStagedWait = 5 * time.Second
+	// crashDurablePerKill is the floor of durable events per kill: a run
+	// that averages fewer did not load the store (the children ran
+	// ~250 per kill when this was set).
+	crashDurablePerKill = 20
 )
 
 // TestCrash kills a child process that drives the loop on several
@@ -53,15 +63,19 @@ func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash rounds take minutes; skipped under -short")
 	}
-	kills := envInt(t, "STRESS_KILLS", 200)
+	kills := envInt(t, "STRESS_KILLS", crashKills)
 	seed := envInt(t, "STRESS_SEED", time.Now().UnixNano())
 	t.Logf("seed %d (STRESS_SEED reproduces the choices, not the timing)", seed)
 	r := newCrashRun(t, filepath.Join(t.TempDir(), "sessions.db"), seed)
-	start := time.Now()
-	for round := 0; round < int(kills) && !t.Failed(); round++ {
-		r.round(round)
+	r.stagedWait = crashStagedWait
+	r.run(int(kills))
+	if t.Failed() {
+		return
 	}
-	r.report(time.Since(start))
+	// No vacuous pass: the rounds must have done what they claim to test.
+	for _, p := range r.idle() {
+		t.Errorf("crash: %s", p)
+	}
 }
 
 // newCrashRun starts the rounds on a store at path, choosing with seed.
@@ -80,6 +94,39 @@ func newCrashRun(t *testing.T, path string, seed int64) *crashRun {
 		r.ids = append(r.ids, r.newID())
 	}
 	return r
+}
+
+// run runs kills rounds and reports them.
+func (r *crashRun) run(kills int) {
+	start := time.Now()
+	for round := 0; round < kills && !r.t.Failed(); round++ {
+		r.round(round)
+	}
+	r.report(time.Since(start))
+}
+
+// idle says what a run did too little of to prove anything: no durable
+// events (or fewer per kill than the floor), no closers, forks, imports
+// or compactions. A child that stalls passes every check of a round; only
+// these totals tell.
+func (r *crashRun) idle() []string {
+	c := &r.tot
+	var out []string
+	for _, n := range []struct {
+		what string
+		n    int64
+	}{{"durable events", c.durable}, {"crash closers written", c.closers}, {"forks", c.forks},
+		{"imports", c.imports}, {"compactions", c.types[codec.TypeCompactSummary]}} {
+		if n.n <= 0 {
+			out = append(out, fmt.Sprintf("no %s in %d kills: the run proved nothing about them", n.what, r.kills))
+		}
+	}
+	if r.kills == 0 {
+		out = append(out, "no kills")
+	} else if per := float64(c.durable) / float64(r.kills); per < crashDurablePerKill {
+		out = append(out, fmt.Sprintf("%.1f durable events per kill, below the floor of %d", per, crashDurablePerKill))
+	}
+	return out
 }
 
 // crashRun is TestCrash's state across rounds.
@@ -101,6 +148,13 @@ type crashRun struct {
 	// power, when set, runs the children on a power-loss mount and cuts
 	// the power after each kill (TestPowerCut, power_test.go).
 	power powerHooks
+	// stagedWait, when not 0, makes a round wait (this long at most) for
+	// the child to report a fork and an import before the kill, while
+	// none of either has been published: so that a short run proves them
+	// too.
+	stagedWait time.Duration
+	// env is added to every child's environment.
+	env []string
 
 	tot                       crashTotals
 	kills, byLines, retired   int
@@ -169,6 +223,8 @@ type roundLog struct {
 	fatal       []string
 	txs, writes int64
 	staged      map[string]bool // sessions reported forked or imported
+	// forked and imported are set once a fork, an import was reported.
+	forked, imported bool
 }
 
 func (l *roundLog) add(t *testing.T, line string) {
@@ -194,6 +250,8 @@ func (l *roundLog) add(t *testing.T, line string) {
 		l.writes, _ = strconv.ParseInt(f[2], 10, 64)
 	case len(f) == 2 && (f[0] == "forked" || f[0] == "imported"):
 		l.staged[f[1]] = true
+		l.forked = l.forked || f[0] == "forked"
+		l.imported = l.imported || f[0] == "imported"
 	case len(f) > 0 && f[0] == "fatal":
 		l.fatal = append(l.fatal, line)
 	}
@@ -211,14 +269,21 @@ func (r *crashRun) round(n int) {
 	if r.power != nil {
 		store = r.power.mount(n)
 	}
-	c := startChild(t, "TestCrashChild", "crash",
-		envStore+"="+store, envSeed+"="+strconv.FormatInt(r.rng.Int63(), 10), envIDs+"="+strings.Join(r.ids, ","))
+	c := startChild(t, "TestCrashChild", "crash", append([]string{
+		envStore + "=" + store, envSeed + "=" + strconv.FormatInt(r.rng.Int63(), 10), envIDs + "=" + strings.Join(r.ids, ",")},
+		r.env...)...)
 	c.expect("start")
 	started := time.Now()
 	delay := crashMinDelay + time.Duration(r.rng.Int63n(int64(crashMaxDelay-crashMinDelay)))
 	byLines := 0
 	if r.rng.Intn(2) == 0 {
 		byLines = 1 + r.rng.Intn(crashMaxLines)
+	}
+	// While no fork or no import has been published, wait for the child
+	// to report both (at most stagedWait).
+	staged := r.stagedWait > 0 && (r.tot.forks == 0 || r.tot.imports == 0)
+	if staged {
+		delay, byLines = r.stagedWait, 0
 	}
 	log := &roundLog{durable: map[string]map[int64]string{}, staged: map[string]bool{}}
 	for {
@@ -231,6 +296,12 @@ func (r *crashRun) round(n int) {
 			break
 		}
 		log.add(t, line)
+		if staged {
+			if log.forked && log.imported {
+				break
+			}
+			continue
+		}
 		if byLines > 0 && log.lines >= byLines && time.Since(started) >= crashMinDelay {
 			break
 		}
