@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,7 +36,19 @@ import (
 const (
 	envCorruptStore = "SESSIONLOG_CORRUPT_STORE" // the original store
 	envCorruptDir   = "SESSIONLOG_CORRUPT_DIR"   // where to write damaged copies
+	// envCorruptSabotage makes a worker fail on purpose, for
+	// TestCorruptSabotage: "die" exits at once, "fatal" dies of a stack
+	// overflow (a Go runtime fatal error) on its first probe, "hang"
+	// sleeps in its first probe.
+	envCorruptSabotage = "SESSIONLOG_CORRUPT_SABOTAGE"
 )
+
+// recurse never returns: a stack overflow, for the "fatal" sabotage.
+func recurse(n int) int {
+	var pad [256]byte
+	pad[n%256] = byte(n)
+	return recurse(n+1) + int(pad[0])
+}
 
 // resultPrefix starts every answer line of a worker.
 const resultPrefix = "corrupt-result "
@@ -383,6 +396,10 @@ func TestCorruptWorker(t *testing.T) {
 		t.Skip("the worker process of TestCorrupt")
 	}
 	ctx := context.Background()
+	sabotage := os.Getenv(envCorruptSabotage)
+	if sabotage == "die" {
+		os.Exit(3)
+	}
 	orig, err := os.ReadFile(store)
 	if err != nil {
 		t.Fatal(err)
@@ -412,6 +429,13 @@ func TestCorruptWorker(t *testing.T) {
 		b[off] ^= byte(mask)
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
+		}
+		switch sabotage {
+		case "fatal":
+			debug.SetMaxStack(1 << 20)
+			recurse(1)
+		case "hang":
+			time.Sleep(time.Hour)
 		}
 		var res probeResult
 		switch f[0] {

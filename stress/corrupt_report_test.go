@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,10 +27,11 @@ type worker struct {
 	state  string // how it ended, once done is closed
 }
 
-// startWorker starts a worker on the sweep's store.
-func startWorker(t *testing.T, st *corruptStore) (*worker, error) {
+// startWorker starts a worker on the sweep's store, with env added to its
+// environment.
+func startWorker(t *testing.T, st *corruptStore, env []string) (*worker, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCorruptWorker$", "-test.count=1", "-test.timeout=0")
-	cmd.Env = append(os.Environ(), envCorruptStore+"="+st.path, envCorruptDir+"="+st.dir)
+	cmd.Env = append(append(os.Environ(), envCorruptStore+"="+st.path, envCorruptDir+"="+st.dir), env...)
 	w := &worker{cmd: cmd, lines: make(chan string, 16), stderr: &tailBuffer{max: 256 << 10}, done: make(chan struct{})}
 	cmd.Stderr = w.stderr
 	stdout, err := cmd.StdoutPipe()
@@ -59,12 +61,40 @@ func startWorker(t *testing.T, st *corruptStore) (*worker, error) {
 	return w, nil
 }
 
+// workerCrash is how a worker died on a probe: why is empty when it did
+// not.
+type workerCrash struct {
+	why  string
+	kind crashKind
+}
+
+func (c workerCrash) String() string { return c.why }
+
+// crashKind sorts the deaths of workers.
+type crashKind int
+
+const (
+	crashDied      crashKind = iota // it exited, or a panic ended it
+	crashFatal                      // a Go runtime fatal error: never acceptable
+	crashHangOurs                   // it hung with the probe in this project's code: never acceptable
+	crashHangOther                  // it hung with the probe in a dependency (bbolt)
+)
+
 // do runs one probe line and returns its result, or how the worker died
-// (crash != "") when it exited or did not answer within timeout.
-func (w *worker) do(line string, timeout time.Duration) (res probeResult, crash string) {
-	if _, err := io.WriteString(w.stdin, line+"\n"); err != nil {
+// when it exited or did not answer within timeout. A worker that hangs is
+// sent SIGQUIT, so that its goroutine dump says where the probe was.
+func (w *worker) do(line string, timeout time.Duration) (res probeResult, crash workerCrash) {
+	died := func(how string) workerCrash {
 		<-w.done
-		return res, fmt.Sprintf("the worker is gone (%s): %s", w.state, w.stderr.tail())
+		why, fatal := w.stderr.tail()
+		c := workerCrash{why: fmt.Sprintf("the worker %s (%s): %s", how, w.state, why)}
+		if fatal {
+			c.kind = crashFatal
+		}
+		return c
+	}
+	if _, err := io.WriteString(w.stdin, line+"\n"); err != nil {
+		return res, died("is gone")
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -72,21 +102,66 @@ func (w *worker) do(line string, timeout time.Duration) (res probeResult, crash 
 		select {
 		case l, ok := <-w.lines:
 			if !ok {
-				<-w.done
-				return res, fmt.Sprintf("the worker died (%s): %s", w.state, w.stderr.tail())
+				return res, died("died")
 			}
 			if !strings.HasPrefix(l, resultPrefix) {
 				continue // the test framework's own output
 			}
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(l, resultPrefix)), &res); err != nil {
-				return res, fmt.Sprintf("the worker answered %q: %v", l, err)
+				return res, workerCrash{why: fmt.Sprintf("the worker answered %q: %v", l, err)}
 			}
-			return res, ""
+			return res, workerCrash{}
 		case <-timer.C:
-			w.kill()
-			return res, fmt.Sprintf("the probe hung for %s", timeout)
+			where := w.dump()
+			c := workerCrash{why: fmt.Sprintf("the probe hung for %s, in %s", timeout, where), kind: crashHangOther}
+			if strings.HasPrefix(where, modulePath+"/") {
+				c.kind = crashHangOurs
+			}
+			return res, c
 		}
 	}
+}
+
+// modulePath prefixes the functions of this project in a goroutine dump.
+const modulePath = "github.com/sessionlog/sessionlog"
+
+// dump ends a hung worker with SIGQUIT (killing it if that does not end
+// it) and returns the innermost function of the probe's goroutine outside
+// the runtime and the standard library's time and sync: where it hung.
+func (w *worker) dump() string {
+	_ = w.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-w.done:
+	case <-time.After(20 * time.Second):
+		w.kill()
+		return "an unknown place (no goroutine dump)"
+	}
+	for range w.lines {
+	}
+	w.stderr.mu.Lock()
+	out := string(w.stderr.b)
+	w.stderr.mu.Unlock()
+	for _, g := range strings.Split(out, "\n\n") {
+		if !strings.Contains(g, "TestCorruptWorker(") {
+			continue
+		}
+		lines := strings.Split(g, "\n")
+		for _, l := range lines[1:] {
+			if strings.HasPrefix(l, "\t") || l == "" {
+				continue // a file:line
+			}
+			fn := strings.TrimPrefix(l, "created by ")
+			if strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "time.") || strings.HasPrefix(fn, "sync.") ||
+				strings.HasPrefix(fn, "internal/") {
+				continue
+			}
+			if i := strings.LastIndex(fn, "("); i > 0 {
+				fn = fn[:i]
+			}
+			return fn
+		}
+	}
+	return "an unknown place (the dump has no probe goroutine)"
 }
 
 // kill kills the worker (the process this test started) and waits for it.
@@ -125,17 +200,47 @@ func (b *tailBuffer) Write(p []byte) (int, error) {
 }
 
 // tail returns why the process died: the first "fatal error:" or
-// "panic:" line of its stderr, else its last line.
-func (b *tailBuffer) tail() string {
+// "panic:" line of its stderr, else its last line; and whether it was a
+// Go runtime fatal error (which no recover can catch: checkptr, out of
+// memory, a stack overflow, a race the race detector halts on).
+func (b *tailBuffer) tail() (why string, fatal bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	lines := strings.Split(strings.TrimSpace(string(b.b)), "\n")
 	for _, l := range lines {
-		if strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:") || strings.Contains(l, "ThreadSanitizer") {
-			return l
+		switch {
+		case strings.HasPrefix(l, "fatal error:"), strings.Contains(l, "ThreadSanitizer"), strings.HasPrefix(l, "WARNING: DATA RACE"):
+			return l, true
+		case strings.HasPrefix(l, "panic:"):
+			return l, false
 		}
 	}
-	return lines[len(lines)-1]
+	return lines[len(lines)-1], false
+}
+
+// crashProblems lists what the refused-crash outcomes make a failure: a
+// Go runtime fatal error, a hang in this project's code, or more of them
+// than 1% of the probes.
+func crashProblems(outs []outcome) []string {
+	var out []string
+	n := 0
+	for _, o := range outs {
+		if o.res.Class != classRefusedCrash {
+			continue
+		}
+		n++
+		recipe := fmt.Sprintf("byte %d ^= %#02x in %s", o.spec.off, o.spec.mask, o.region)
+		switch o.crash.kind {
+		case crashFatal:
+			out = append(out, fmt.Sprintf("%s: the worker died of a Go runtime fatal error: %s", recipe, o.crash))
+		case crashHangOurs:
+			out = append(out, fmt.Sprintf("%s: the probe hung in this project's code: %s", recipe, o.crash))
+		}
+	}
+	if n*100 > len(outs) {
+		out = append(out, fmt.Sprintf("refused-crash: %d of %d probes, above the 1%% tolerated", n, len(outs)))
+	}
+	return out
 }
 
 // report counts the outcomes, logs them by class and by where the flip
@@ -185,7 +290,7 @@ func report(t *testing.T, outs []outcome) {
 			t.Logf("slow: %s took %s (%s)", recipe, o.took.Round(time.Millisecond), class)
 		}
 		switch {
-		case o.crash != "":
+		case o.crash.why != "":
 			t.Logf("refused-crash: %s: %s", recipe, o.crash)
 		case class == classRefused:
 			t.Logf("refused: %s: %s", recipe, o.res.Err)
