@@ -5,12 +5,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/internal/corpus"
 )
 
 // class names the error class of err, as the tables spell it.
@@ -48,33 +48,12 @@ func roundTrip(t *testing.T, in string, lim codec.Limits) (mp []byte, out string
 	return mp, string(js)
 }
 
-// corpusDir returns the DSH corpus directory, skipping the test when the
-// shared tree is absent (a user's clone of the project does not have it).
-func corpusDir(t testing.TB) string {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "testdata", "dsh", "cases")
-	if _, err := os.Stat(filepath.Join("..", "..", "shared")); err != nil {
-		t.Skip("../shared is absent: DSH corpus tests skipped")
-	}
-	return dir
-}
-
-// corpusCases lists the case directories of the DSH corpus.
+// corpusCases lists the case directories of the DSH corpus (package
+// corpus: skipped without ../shared, failed when it is there but the
+// corpus is not).
 func corpusCases(t testing.TB) []string {
 	t.Helper()
-	dir := corpusDir(t)
-	m, err := filepath.Glob(filepath.Join(dir, "*", "session.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m) == 0 {
-		t.Fatalf("no session.jsonl under %s", dir)
-	}
-	var cases []string
-	for _, p := range m {
-		cases = append(cases, filepath.Dir(p))
-	}
-	return cases
+	return corpus.Cases(t)
 }
 
 // readFile reads a test input or fails the test.

@@ -12,11 +12,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/corpus"
 )
-
-// sharedDir is the project's shared test data, next to the repository; a
-// user's clone does not have it.
-const sharedDir = "../../shared"
 
 // TestCorpusRoundTrip imports every DSH session log of the corpus that DSH
 // itself accepts and whose header has a version, then reads it back:
@@ -24,13 +21,7 @@ const sharedDir = "../../shared"
 // the torn tail, for the logs that have one: SPEC §2.3), and the head
 // record matches a recomputation.
 func TestCorpusRoundTrip(t *testing.T) {
-	if _, err := os.Stat(sharedDir); err != nil {
-		t.Skipf("no shared test data at %s", sharedDir)
-	}
-	dirs, err := filepath.Glob(filepath.Join(sharedDir, "testdata/dsh/cases/*"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dirs := corpus.Cases(t)
 	ctx := context.Background()
 	imported, torn := 0, 0
 	for _, dir := range dirs {

@@ -10,24 +10,14 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/internal/corpus"
 )
-
-// corpusDir holds DSH session logs with the requests DSH rebuilt from them
-// (see its ORIGIN.md). It is not part of the repository: tests skip
-// without it.
-const corpusDir = "../../shared/testdata/dsh/cases"
 
 // TestCorpus folds the header events of every DSH case, and checks that
 // each expected request's system prompt, tools and model appear in one of
 // the headers the fold produced. The exact per-step check is rebuild's.
 func TestCorpus(t *testing.T) {
-	if _, err := os.Stat("../../shared"); err != nil {
-		t.Skip("../shared is absent: no DSH corpus")
-	}
-	dirs, err := filepath.Glob(filepath.Join(corpusDir, "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	dirs := corpus.Cases(t)
 	var cases, headers, deltas, requests, refusals int
 	for _, dir := range dirs {
 		data, err := os.ReadFile(filepath.Join(dir, "session.jsonl"))

@@ -10,23 +10,15 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/internal/corpus"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
-const corpus = "../../shared/testdata/dsh/cases"
-
-// corpusCases lists the DSH cases, skipping the test when the shared
-// corpus is not next to the repository.
+// corpusCases lists the DSH cases (package corpus: skipped without
+// ../shared, failed when it is there but the corpus is not).
 func corpusCases(t *testing.T) []string {
 	t.Helper()
-	dirs, _ := filepath.Glob(filepath.Join(corpus, "*", "session.jsonl"))
-	if len(dirs) == 0 {
-		t.Skip("DSH corpus not present (../shared is absent)")
-	}
-	for i := range dirs {
-		dirs[i] = filepath.Dir(dirs[i])
-	}
-	return dirs
+	return corpus.Cases(t)
 }
 
 // load reads a session file the way import does and folds it through a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/corpus"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
@@ -233,10 +234,7 @@ func TestDamagedRecordIsCorruptAtItsSeq(t *testing.T) {
 // Every DSH log the engine accepts verifies without findings (its
 // fixtures break the turn structure, which is a warning).
 func TestCorpusVerifies(t *testing.T) {
-	files, _ := filepath.Glob("../../shared/testdata/dsh/cases/*/session.jsonl")
-	if len(files) == 0 {
-		t.Skip("DSH corpus not present (../shared is absent)")
-	}
+	files := corpus.Files(t)
 	s := openStore(t)
 	ctx := context.Background()
 	n := 0

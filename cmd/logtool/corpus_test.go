@@ -14,11 +14,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/internal/corpus"
 )
-
-// sharedDir is ../shared relative to the repository root: the development
-// corpus, which a user's clone does not have.
-var sharedDir = filepath.Join("..", "..", "..", "shared")
 
 // TestCorpus imports every DSH corpus log that has a versioned header and
 // no torn tail through the CLI, and exports it again: the export must be
@@ -26,16 +23,7 @@ var sharedDir = filepath.Join("..", "..", "..", "shared")
 // expected requests) must import; a log the store refuses must leave
 // nothing behind.
 func TestCorpus(t *testing.T) {
-	if _, err := os.Stat(sharedDir); err != nil {
-		t.Skipf("no corpus: %v", err)
-	}
-	files, err := filepath.Glob(filepath.Join(sharedDir, "testdata", "dsh", "cases", "*", "session.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("the corpus has no session.jsonl files")
-	}
+	files := corpus.Files(t)
 	var (
 		mu                                   sync.Mutex
 		imported, refused, unversioned, torn int
