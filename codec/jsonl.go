@@ -21,10 +21,20 @@ type Scanner struct {
 	lim  Limits
 	line int
 	next int64
-	buf  []byte
-	torn Torn
-	err  error // sticky
+	// A line is read into fixed-size blocks, then joined into buf when
+	// it spans more than one: growing one slice by append would leave
+	// garbage several times the line (append grows large slices by a
+	// quarter), and a line over the limit would cost far more than the
+	// limit before it is refused. So a refused line costs at most the
+	// limit, and a kept line its own size twice.
+	blocks [][]byte
+	buf    []byte
+	torn   Torn
+	err    error // sticky
 }
+
+// lineBlock is the size of the blocks a line is read into.
+const lineBlock = 1 << 20
 
 // Torn describes the torn tail a Scanner dropped.
 type Torn struct {
@@ -52,25 +62,30 @@ func (s *Scanner) Torn() Torn { return s.torn }
 
 // readLine returns the next complete line without its newline. A last
 // line without a newline is reported as incomplete (ok false, err nil) and
-// counted as torn. A line longer than the limit is skipped to its newline
-// and reported with tooLong.
+// counted as torn. A line longer than the limit is skipped to its newline,
+// holding no more than the limit meanwhile, and reported with tooLong.
 func (s *Scanner) readLine() (line []byte, n int64, tooLong bool, err error) {
-	s.buf = s.buf[:0]
+	s.release()
+	used := 0 // bytes of the line in s.blocks
 	for {
 		chunk, rerr := s.br.ReadSlice('\n')
 		n += int64(len(chunk))
 		if !tooLong {
-			if len(s.buf)+len(chunk) > s.lim.line()+1 {
+			if used+len(chunk) > s.lim.line()+1 {
 				tooLong = true
-				s.buf = s.buf[:0]
+				s.release()
 			} else {
-				s.buf = append(s.buf, chunk...)
+				used = s.store(used, chunk)
 			}
 		}
 		switch {
 		case rerr == nil:
 			s.line++
-			return s.buf[:len(s.buf)-min(1, len(s.buf))], n, tooLong, nil
+			if tooLong {
+				return nil, n, true, nil
+			}
+			line = s.join(used)
+			return line[:len(line)-min(1, len(line))], n, false, nil
 		case errors.Is(rerr, bufio.ErrBufferFull):
 			continue
 		case rerr == io.EOF:
@@ -87,6 +102,50 @@ func (s *Scanner) readLine() (line []byte, n int64, tooLong bool, err error) {
 			return nil, 0, false, errors.Wrap(rerr, "codec: read")
 		}
 	}
+}
+
+// store copies chunk into the blocks after the used bytes and returns the
+// new count.
+func (s *Scanner) store(used int, chunk []byte) int {
+	for len(chunk) > 0 {
+		i, off := used/lineBlock, used%lineBlock
+		if i == len(s.blocks) {
+			s.blocks = append(s.blocks, make([]byte, lineBlock))
+		}
+		k := copy(s.blocks[i][off:], chunk)
+		chunk, used = chunk[k:], used+k
+	}
+	return used
+}
+
+// join returns the used bytes of the blocks as one slice: the first block
+// itself when they fit in it, else buf.
+func (s *Scanner) join(used int) []byte {
+	if used <= lineBlock {
+		if len(s.blocks) == 0 {
+			return nil
+		}
+		return s.blocks[0][:used]
+	}
+	if cap(s.buf) < used {
+		s.buf = nil // let the old one go before the new one is made
+		s.buf = make([]byte, used)
+	}
+	s.buf = s.buf[:used]
+	for i := 0; i*lineBlock < used; i++ {
+		copy(s.buf[i*lineBlock:], s.blocks[i][:min(lineBlock, used-i*lineBlock)])
+	}
+	return s.buf
+}
+
+// release lets go of what a long line needed: every block but the first,
+// and buf. A file of short lines keeps one block.
+func (s *Scanner) release() {
+	if len(s.blocks) > 1 {
+		clear(s.blocks[1:])
+		s.blocks = s.blocks[:1]
+	}
+	s.buf = nil
 }
 
 // Header reads and decodes line 1. A file with no complete first line, or
