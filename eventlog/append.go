@@ -276,11 +276,14 @@ func (l *Log) state(ctx context.Context, session string) (*sessionState, error) 
 		return st, nil
 	}
 	var headRec, headerRec []byte
-	err := l.view(func(tx *bolt.Tx) error {
-		_, h, hd, err := published(tx, session)
-		headRec, headerRec = clone(h), clone(hd)
-		return err
-	})
+	err := l.damage.err(session, -1)
+	if err == nil {
+		err = l.view(func(tx *bolt.Tx) error {
+			_, h, hd, err := published(tx, session)
+			headRec, headerRec = clone(h), clone(hd)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -40,11 +40,14 @@ func (l *Log) Scan(ctx context.Context, session string, from int64) (Iterator, e
 		return nil, err
 	}
 	var headRec []byte
-	err := l.view(func(tx *bolt.Tx) error {
-		_, h, _, err := published(tx, session)
-		headRec = clone(h)
-		return err
-	})
+	err := l.damage.err(session, -1)
+	if err == nil {
+		err = l.view(func(tx *bolt.Tx) error {
+			_, h, _, err := published(tx, session)
+			headRec = clone(h)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, errors.Wrapf(err, "eventlog: scan session %q", errors.Safe(session))
 	}
@@ -167,7 +170,21 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 		vals := make([][]byte, 0, min(chunkRecords, end-from))
 		size := 0
 		c := eb.Cursor()
-		for k, v := c.Seek(seqKey(from)); want < end && len(vals) < chunkRecords && size < chunkBytes; k, v = c.Next() {
+		// The cursor moves on only to read the next wanted seq, never
+		// onto a damaged page (CheckPages).
+		for first := true; want < end && len(vals) < chunkRecords && size < chunkBytes; first = false {
+			if err := l.damage.err(session, want); err != nil {
+				if len(vals) > 0 {
+					break // return what precedes the damage; the next read fails
+				}
+				return err
+			}
+			var k, v []byte
+			if first {
+				k, v = c.Seek(seqKey(from))
+			} else {
+				k, v = c.Next()
+			}
 			if k == nil {
 				return corruptf("eventlog: session %q: records of seqs %d..%d are missing",
 					errors.Safe(session), errors.Safe(want), errors.Safe(end-1))
@@ -231,6 +248,7 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 		}
 		buf, offs, seqs = buf[:0], offs[:0], seqs[:0]
 		more := false
+		var damaged error
 		err := l.beginView(func(tx *bolt.Tx) error {
 			b, _, _, err := published(tx, session)
 			if err != nil {
@@ -238,6 +256,9 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 			}
 			eb, err := eventsBucket(b, session)
 			if err != nil {
+				return err
+			}
+			if err := l.damage.err(session, next); err != nil {
 				return err
 			}
 			m := boundsOf(tx)
@@ -255,7 +276,7 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 						errors.Safe(session))
 				}
 			}
-			for ; k != nil; k, v = c.Next() {
+			for k != nil {
 				if len(offs) == chunkRecords || len(buf) >= chunkBytes {
 					more = true
 					return nil
@@ -277,6 +298,12 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 				offs = append(offs, len(buf))
 				seqs = append(seqs, seq)
 				next = seq + 1
+				// Never onto a damaged page (CheckPages): the records
+				// read so far are delivered, then the damage reported.
+				if damaged = l.damage.err(session, next); damaged != nil {
+					return nil
+				}
+				k, v = c.Next()
 			}
 			return nil
 		})
@@ -289,6 +316,9 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 				return err
 			}
 			start = end
+		}
+		if damaged != nil {
+			return errors.Wrapf(damaged, "eventlog: records of session %q", errors.Safe(session))
 		}
 		if !more {
 			return nil

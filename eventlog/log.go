@@ -42,6 +42,11 @@ type Log struct {
 	queue         chan *commitReq
 	committerDone chan struct{}
 
+	// damage is what CheckPages found when the store was opened
+	// read-only (a read-write Open refuses a damaged store): the readers
+	// stop before it. Nil when nothing is damaged.
+	damage *PageDamage
+
 	locks   sessionLocks
 	cache   *stateCache
 	staging staging
@@ -127,15 +132,36 @@ func Open(path string, opts *Options) (*Log, error) {
 		return nil, errors.WithHint(ErrNoValidation,
 			"set Options.NewValidator (sessionlog.Open wires the default, rebuild.NewValidator) or Options.Unvalidated")
 	}
+	var damage *PageDamage
+	if !o.ReadOnly {
+		var err error
+		if damage, err = checkWritable(path, o); err != nil {
+			return nil, err
+		}
+	}
 	db, err := openBolt(path, o, 0)
 	if err != nil {
 		return nil, err
 	}
 	l := &Log{db: db, path: path, opts: o, readOnly: o.ReadOnly, replay: o.NewValidator != nil && !o.Unvalidated,
-		cache: newStateCache(o.ValidatorCache)}
+		cache: newStateCache(o.ValidatorCache), damage: damage}
 	if err := l.checkSize(); err != nil {
 		_ = l.db.Close() // no-op when checkSize closed it already
 		return nil, err
+	}
+	if o.ReadOnly {
+		d, err := checkFile(path)
+		if err == nil && d.Store != nil {
+			err = errors.WithHint(errors.Wrapf(d.Store, "eventlog: open %s", errors.Safe(path)),
+				"if it is a damaged store, 'logtool salvage' copies out what still verifies")
+		}
+		if err != nil {
+			_ = l.db.Close()
+			return nil, err
+		}
+		if d.Damaged() {
+			l.damage = &d
+		}
 	}
 	if err := l.prepare(); err != nil {
 		return nil, errors.CombineErrors(err, l.db.Close())
@@ -154,6 +180,57 @@ func Open(path string, opts *Options) (*Log, error) {
 		go l.committer()
 	}
 	return l, nil
+}
+
+// checkFile runs CheckPages on the store file at path.
+func checkFile(path string) (PageDamage, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return PageDamage{}, errors.Wrapf(err, "eventlog: check the pages of %s", errors.Safe(path))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return PageDamage{}, errors.Wrapf(err, "eventlog: check the pages of %s", errors.Safe(path))
+	}
+	return CheckPages(f, fi.Size(), 0, 0, 0), nil
+}
+
+// checkWritable checks the pages of a store about to be opened for
+// writing: damage above the sessions is refused (bbolt reads the freelist
+// as it opens the file for writing, and rewrites the root on every
+// commit); damage inside sessions is returned, and the readers stop
+// before it, so that the damaged sessions refuse appends and the others
+// go on. The pages are checked before bbolt opens the file, without its
+// lock; when they look damaged, perhaps only because another process is
+// committing, they are checked again under a read-only open's lock.
+func checkWritable(path string, o Options) (*PageDamage, error) {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() == 0 {
+		return nil, nil // a new store, or bbolt's Open says what is wrong
+	}
+	d, err := checkFile(path)
+	if err != nil || !d.Damaged() {
+		return nil, err
+	}
+	ro := o
+	ro.ReadOnly = true
+	db, err := openBolt(path, ro, 0)
+	if err != nil {
+		return nil, err
+	}
+	d, err = checkFile(path)
+	if err = errors.CombineErrors(err, db.Close()); err != nil {
+		return nil, err
+	}
+	if d.Store != nil {
+		return nil, errors.WithHint(errors.Wrapf(d.Store, "eventlog: open %s for writing", errors.Safe(path)),
+			"a store damaged above its sessions opens read-only only: 'logtool verify' names the damage, 'logtool salvage' copies out what still verifies")
+	}
+	if !d.Damaged() {
+		return nil, nil
+	}
+	return &d, nil
 }
 
 // openBolt opens the bbolt file, classifying failures. mmapSize, when not
@@ -505,11 +582,14 @@ func (l *Log) Head(ctx context.Context, session string) (Head, error) {
 		return Head{}, err
 	}
 	var headRec, headerRec []byte
-	err := l.view(func(tx *bolt.Tx) error {
-		_, h, hd, err := published(tx, session)
-		headRec, headerRec = clone(h), clone(hd)
-		return err
-	})
+	err := l.damage.err(session, -1)
+	if err == nil {
+		err = l.view(func(tx *bolt.Tx) error {
+			_, h, hd, err := published(tx, session)
+			headRec, headerRec = clone(h), clone(hd)
+			return err
+		})
+	}
 	if err != nil {
 		return Head{}, codec.At(err, session, -1)
 	}
@@ -541,6 +621,9 @@ func (l *Log) Sessions(ctx context.Context) ([]Head, error) {
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if v != nil {
 				return corruptf("eventlog: sessions/%q is a value, not a session bucket", errors.Safe(string(k)))
+			}
+			if err := l.damage.err(string(k), -1); err != nil {
+				return err
 			}
 			b := ss.Bucket(k)
 			h := b.Get(keyHead)
@@ -598,7 +681,7 @@ func (l *Log) SessionIDs(ctx context.Context) ([]string, error) {
 			// Published sessions, and damaged ones (no head and no staging
 			// mark, or a value where a session bucket belongs), which
 			// readers then report as corrupt.
-			if v != nil || ss.Bucket(k).Get(keyStaging) == nil {
+			if v != nil || l.damage.err(string(k), -1) != nil || ss.Bucket(k).Get(keyStaging) == nil {
 				ids = append(ids, string(k))
 			}
 		}
@@ -619,11 +702,14 @@ func (l *Log) HeaderRecord(ctx context.Context, session string) ([]byte, error) 
 		return nil, err
 	}
 	var rec []byte
-	err := l.view(func(tx *bolt.Tx) error {
-		_, _, hd, err := published(tx, session)
-		rec = clone(hd)
-		return err
-	})
+	err := l.damage.err(session, -1)
+	if err == nil {
+		err = l.view(func(tx *bolt.Tx) error {
+			_, _, hd, err := published(tx, session)
+			rec = clone(hd)
+			return err
+		})
+	}
 	return rec, errors.Wrapf(err, "eventlog: header of session %q", errors.Safe(session))
 }
 

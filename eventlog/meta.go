@@ -44,7 +44,10 @@ type metaPage struct {
 	ok   bool
 	txid uint64
 	size uint32
-	why  string
+	// root is the root bucket's page, freelist the freelist's, hw the
+	// high-water mark (pages).
+	root, freelist, hw uint64
+	why                string
 }
 
 func readMeta(r io.ReaderAt, off int64) metaPage {
@@ -64,7 +67,8 @@ func readMeta(r io.ReaderAt, off int64) metaPage {
 	if h.Sum64() != binary.LittleEndian.Uint64(m[boltMetaSummed:]) {
 		return metaPage{why: "checksum mismatch"}
 	}
-	return metaPage{ok: true, txid: binary.LittleEndian.Uint64(m[48:]), size: binary.LittleEndian.Uint32(m[8:])}
+	return metaPage{ok: true, txid: binary.LittleEndian.Uint64(m[48:]), size: binary.LittleEndian.Uint32(m[8:]),
+		root: binary.LittleEndian.Uint64(m[16:]), freelist: binary.LittleEndian.Uint64(m[32:]), hw: binary.LittleEndian.Uint64(m[40:])}
 }
 
 func checkMeta(r io.ReaderAt) error {
