@@ -276,7 +276,7 @@ func (l *Log) state(ctx context.Context, session string) (*sessionState, error) 
 		return st, nil
 	}
 	var headRec, headerRec []byte
-	err := l.damage.err(session, -1)
+	err := l.damage.Err(session, -1)
 	if err == nil {
 		err = l.view(func(tx *bolt.Tx) error {
 			_, h, hd, err := published(tx, session)

@@ -40,7 +40,7 @@ func (l *Log) Scan(ctx context.Context, session string, from int64) (Iterator, e
 		return nil, err
 	}
 	var headRec []byte
-	err := l.damage.err(session, -1)
+	err := l.damage.Err(session, -1)
 	if err == nil {
 		err = l.view(func(tx *bolt.Tx) error {
 			_, h, _, err := published(tx, session)
@@ -173,7 +173,7 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 		// The cursor moves on only to read the next wanted seq, never
 		// onto a damaged page (CheckPages).
 		for first := true; want < end && len(vals) < chunkRecords && size < chunkBytes; first = false {
-			if err := l.damage.err(session, want); err != nil {
+			if err := l.damage.Err(session, want); err != nil {
 				if len(vals) > 0 {
 					break // return what precedes the damage; the next read fails
 				}
@@ -258,7 +258,7 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 			if err != nil {
 				return err
 			}
-			if err := l.damage.err(session, next); err != nil {
+			if err := l.damage.Err(session, next); err != nil {
 				return err
 			}
 			m := boundsOf(tx)
@@ -300,7 +300,7 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 				next = seq + 1
 				// Never onto a damaged page (CheckPages): the records
 				// read so far are delivered, then the damage reported.
-				if damaged = l.damage.err(session, next); damaged != nil {
+				if damaged = l.damage.Err(session, next); damaged != nil {
 					return nil
 				}
 				k, v = c.Next()

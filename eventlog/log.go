@@ -582,7 +582,7 @@ func (l *Log) Head(ctx context.Context, session string) (Head, error) {
 		return Head{}, err
 	}
 	var headRec, headerRec []byte
-	err := l.damage.err(session, -1)
+	err := l.damage.Err(session, -1)
 	if err == nil {
 		err = l.view(func(tx *bolt.Tx) error {
 			_, h, hd, err := published(tx, session)
@@ -622,7 +622,7 @@ func (l *Log) Sessions(ctx context.Context) ([]Head, error) {
 			if v != nil {
 				return corruptf("eventlog: sessions/%q is a value, not a session bucket", errors.Safe(string(k)))
 			}
-			if err := l.damage.err(string(k), -1); err != nil {
+			if err := l.damage.Err(string(k), -1); err != nil {
 				return err
 			}
 			b := ss.Bucket(k)
@@ -681,7 +681,7 @@ func (l *Log) SessionIDs(ctx context.Context) ([]string, error) {
 			// Published sessions, and damaged ones (no head and no staging
 			// mark, or a value where a session bucket belongs), which
 			// readers then report as corrupt.
-			if v != nil || l.damage.err(string(k), -1) != nil || ss.Bucket(k).Get(keyStaging) == nil {
+			if v != nil || l.damage.Err(string(k), -1) != nil || ss.Bucket(k).Get(keyStaging) == nil {
 				ids = append(ids, string(k))
 			}
 		}
@@ -702,7 +702,7 @@ func (l *Log) HeaderRecord(ctx context.Context, session string) ([]byte, error) 
 		return nil, err
 	}
 	var rec []byte
-	err := l.damage.err(session, -1)
+	err := l.damage.Err(session, -1)
 	if err == nil {
 		err = l.view(func(tx *bolt.Tx) error {
 			_, _, hd, err := published(tx, session)

@@ -66,9 +66,10 @@ type SessionDamage struct {
 // Damaged reports whether anything is damaged.
 func (d *PageDamage) Damaged() bool { return d.Store != nil || len(d.Sessions) > 0 }
 
-// err returns the error for reading session id from seq on (from -1: its
-// bucket), nil when that is safe.
-func (d *PageDamage) err(id string, from int64) error {
+// Err returns the error for reading session id from seq from on (from
+// -1: its bucket, head and header), nil when that is safe, and when d is
+// nil.
+func (d *PageDamage) Err(id string, from int64) error {
 	if d == nil {
 		return nil
 	}
@@ -309,32 +310,36 @@ func (w *pageWalker) session(id string, v []byte, d *PageDamage) {
 		whole(err)
 		return
 	}
-	var events []byte
+	// The events bucket is the session bucket's only sub-bucket; its key
+	// may be damaged (eventlog's readers report that, salvage finds it
+	// by the walk), so every sub-bucket is checked as one.
+	var subs [][]byte
 	if _, err := w.visit(r, inline, 2, nil, func(k, v []byte, bucket bool) error {
-		if bucket && bytes.Equal(k, bucketEvents) {
-			events = v
-		} else if bucket {
-			return corruptf("eventlog: bucket sessions/%q holds a bucket %q", errors.Safe(id), errors.Safe(string(k)))
+		if bucket {
+			subs = append(subs, v)
 		}
 		return nil
 	}); err != nil {
 		whole(err)
 		return
 	}
-	if events == nil {
-		return // eventlog's own checks report it
-	}
-	r, inline, err = w.bucket(events, fmt.Sprintf("sessions/%q/events", id))
-	if err != nil {
-		whole(err)
-		return
-	}
-	bad, err := w.visit(r, inline, 3, nil, func(k, v []byte, bucket bool) error {
-		if bucket {
-			return corruptf("eventlog: session %q: the events bucket holds a bucket", errors.Safe(id))
+	var bad []byte
+	err = nil
+	for _, events := range subs {
+		r, inline, berr := w.bucket(events, fmt.Sprintf("sessions/%q/events", id))
+		if berr != nil {
+			whole(berr)
+			return
 		}
-		return nil
-	})
+		if bad, err = w.visit(r, inline, 3, nil, func(k, v []byte, bucket bool) error {
+			if bucket {
+				return corruptf("eventlog: session %q: the events bucket holds a bucket", errors.Safe(id))
+			}
+			return nil
+		}); err != nil {
+			break
+		}
+	}
 	if err == nil {
 		return
 	}

@@ -48,6 +48,9 @@ type File struct {
 	// read.
 	format    int64
 	formatErr error
+	// damage is what eventlog.CheckPages found: the reads stop before
+	// it, so that bbolt never reads a damaged page.
+	damage eventlog.PageDamage
 
 	mu    sync.Mutex
 	notes []string // records found under a damaged key, in order
@@ -118,10 +121,37 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 			return nil, err
 		}
 	}
+	if err := f.checkPages(); err != nil {
+		return nil, errors.CombineErrors(err, f.db.Close())
+	}
 	if err := f.readFormat(); err != nil {
 		return nil, errors.CombineErrors(err, f.db.Close())
 	}
 	return f, nil
+}
+
+// checkPages runs eventlog.CheckPages on the file.
+func (f *File) checkPages() error {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return errors.Wrapf(err, "salvage: open %s", errors.Safe(f.path))
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return errors.Wrapf(err, "salvage: open %s", errors.Safe(f.path))
+	}
+	f.damage = eventlog.CheckPages(fh, fi.Size(), 0, 0, 0)
+	return nil
+}
+
+// damaged returns the damage that makes reading session id from seq from
+// on (-1: its bucket) unsafe, nil when there is none.
+func (f *File) damaged(id string, from int64) error {
+	if err := f.damage.Err(id, from); err != nil {
+		return errors.Mark(err, ErrDamaged)
+	}
+	return nil
 }
 
 // openRaw opens the bbolt file read-only under protect.
@@ -147,7 +177,13 @@ func openRaw(path string, o FileOptions, mmapSize int) (*bolt.DB, error) {
 // one is remembered.
 func (f *File) readFormat() error {
 	var rec []byte
-	err := protect("meta/format", func() error {
+	err := f.damaged("", -1)
+	if err != nil {
+		f.formatErr = errors.Wrapf(err, "salvage: %s: the format record is unreadable; reading it as format %d",
+			errors.Safe(f.path), errors.Safe(eventlog.FormatVersion))
+		return nil
+	}
+	err = protect("meta/format", func() error {
 		return f.db.View(func(tx *bolt.Tx) error {
 			meta := tx.Bucket(rawMeta)
 			if meta == nil {
@@ -202,6 +238,9 @@ func (f *File) SessionIDs(ctx context.Context) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := f.damage.Store; err != nil {
+		return nil, errors.Wrap(errors.Mark(err, ErrDamaged), "salvage: list sessions")
+	}
 	var ids []string
 	err := f.view("list sessions", func(tx *bolt.Tx) error {
 		ss := tx.Bucket(rawSessions)
@@ -247,6 +286,9 @@ func (f *File) HeaderRecord(ctx context.Context, id string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := f.damaged(id, -1); err != nil {
+		return nil, err
+	}
 	var rec []byte
 	err := f.view(fmt.Sprintf("session %q: header record", id), func(tx *bolt.Tx) error {
 		b, err := session(tx, id)
@@ -276,6 +318,9 @@ type headRecord struct {
 // record (never published, or its head key is damaged) is an error.
 func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 	if err := ctx.Err(); err != nil {
+		return eventlog.Head{}, err
+	}
+	if err := f.damaged(id, -1); err != nil {
 		return eventlog.Head{}, err
 	}
 	var headRec, headerRec []byte
@@ -334,7 +379,11 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 		}
 		var recs []record
 		size, more := 0, false
+		var damage error
 		err := f.view(fmt.Sprintf("session %q: records from seq %d", id, next), func(tx *bolt.Tx) error {
+			if damage = f.damaged(id, next); damage != nil {
+				return nil
+			}
 			b, err := session(tx, id)
 			if err != nil {
 				return err
@@ -348,7 +397,7 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 			if next == 0 {
 				k, v = c.First()
 			}
-			for ; k != nil; k, v = c.Next() {
+			for k != nil {
 				if len(recs) == chunkRecords || size >= chunkBytes {
 					more = true
 					return nil
@@ -368,6 +417,12 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 				recs = append(recs, record{seq: seq, b: rec})
 				size += len(rec)
 				next = seq + 1
+				// Never onto a damaged page: what precedes it is
+				// delivered first.
+				if damage = f.damaged(id, next); damage != nil {
+					return nil
+				}
+				k, v = c.Next()
 			}
 			return nil
 		})
@@ -375,6 +430,9 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 			if ferr := fn(r.seq, r.b); ferr != nil {
 				return ferr
 			}
+		}
+		if err == nil {
+			err = damage
 		}
 		if err != nil {
 			return errors.Wrapf(err, "salvage: records of session %q", errors.Safe(id))
