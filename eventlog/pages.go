@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"os"
@@ -49,8 +50,10 @@ type PageDamage struct {
 	Store error
 	// Sessions maps each damaged session to where its damage starts.
 	Sessions map[string]SessionDamage
-	// Pages counts the pages checked.
-	Pages int
+	// Pages counts the pages checked, Events the records found in the
+	// sessions' events buckets.
+	Pages  int
+	Events int64
 }
 
 // SessionDamage is where a session's damage starts.
@@ -335,6 +338,7 @@ func (w *pageWalker) session(id string, v []byte, d *PageDamage) {
 			if bucket {
 				return corruptf("eventlog: session %q: the events bucket holds a bucket", errors.Safe(id))
 			}
+			d.Events++
 			return nil
 		}); err != nil {
 			break
@@ -391,4 +395,90 @@ func newestMeta(r io.ReaderAt) (metaPage, error) {
 		return m0, nil
 	}
 	return metaPage{}, corruptf("eventlog: both bbolt meta pages are damaged (%s; %s)", errors.Safe(m0.why), errors.Safe(m1.why))
+}
+
+// Tree is a bbolt tree found from the pages of a store whose meta pages
+// are both damaged (FindTree).
+type Tree struct {
+	// PageSize and Root are the page size and the root bucket's page; HW
+	// is the high-water mark, from the file's size.
+	PageSize, Root, HW uint64
+	// Candidates counts the pages that look like a root: the root of
+	// each commit is written to a new page, so older ones linger in
+	// freed pages until they are reused.
+	Candidates int
+	// Damage is what CheckPages finds in the tree.
+	Damage PageDamage
+}
+
+// FindTree finds the tree of a store from its pages, for a store whose
+// meta pages are both damaged: every page that looks like the root bucket
+// of a store (a leaf holding exactly the buckets "meta" and "sessions") is
+// checked with CheckPages, and the one whose tree is sound above its
+// sessions and holds the most events is taken; a store only grows, so
+// that is the newest the pages still hold. The page size is the damaged
+// meta page's when it reads as one bbolt writes, else this machine's.
+// ErrCorrupt when no page looks like a root.
+func FindTree(r io.ReaderAt, size int64) (Tree, error) {
+	ps := uint64(os.Getpagesize())
+	var h [boltPageHeader + boltMetaSize]byte
+	if _, err := r.ReadAt(h[:], 0); err == nil {
+		if p := uint64(binary.LittleEndian.Uint32(h[boltPageHeader+8:])); p >= boltMetaPageMin && p <= 1<<16 && p&(p-1) == 0 {
+			ps = p
+		}
+	}
+	hw := uint64(size) / ps
+	w := &pageWalker{r: r, size: size, ps: ps, hw: hw}
+	var best Tree
+	found := false
+	for id := uint64(2); id < hw; id++ {
+		w.seen = map[uint64]bool{}
+		n, err := w.page(id)
+		if err != nil || n.flags != pageLeaf || n.count != 2 {
+			continue
+		}
+		k0, k1 := n.key(0), n.key(1)
+		_, b0 := n.value(0)
+		_, b1 := n.value(1)
+		if !b0 || !b1 || !bytes.Equal(k0, bucketMeta) || !bytes.Equal(k1, bucketSessions) {
+			continue
+		}
+		t := Tree{PageSize: ps, Root: id, HW: hw, Damage: CheckPages(r, size, id, ps, hw)}
+		best.Candidates++
+		switch {
+		case !found,
+			best.Damage.Store != nil && t.Damage.Store == nil,
+			(best.Damage.Store == nil) == (t.Damage.Store == nil) && t.Damage.Events > best.Damage.Events:
+			t.Candidates = best.Candidates
+			best, found = t, true
+		}
+	}
+	if !found {
+		return Tree{}, corruptf("eventlog: no page of the %d looks like the root of a store's tree", errors.Safe(hw))
+	}
+	return best, nil
+}
+
+// MetaPages returns the two meta pages of a store whose tree is t, as
+// bbolt writes them (no freelist: bbolt rebuilds it, and a read-only open
+// never needs it), with transaction id txid.
+func (t Tree) MetaPages(txid uint64) []byte {
+	b := make([]byte, 2*t.PageSize)
+	for i := uint64(0); i < 2; i++ {
+		p := b[i*t.PageSize:]
+		binary.LittleEndian.PutUint64(p[0:], i)
+		binary.LittleEndian.PutUint16(p[8:], 0x04) // meta page
+		m := p[boltPageHeader:]
+		binary.LittleEndian.PutUint32(m[0:], boltMagic)
+		binary.LittleEndian.PutUint32(m[4:], boltVersion)
+		binary.LittleEndian.PutUint32(m[8:], uint32(t.PageSize))
+		binary.LittleEndian.PutUint64(m[16:], t.Root)
+		binary.LittleEndian.PutUint64(m[32:], noFreelist)
+		binary.LittleEndian.PutUint64(m[40:], t.HW)
+		binary.LittleEndian.PutUint64(m[48:], txid+i)
+		h := fnv.New64a()
+		h.Write(m[:boltMetaSummed])
+		binary.LittleEndian.PutUint64(m[boltMetaSummed:], h.Sum64())
+	}
+	return b
 }

@@ -44,6 +44,18 @@
 //
 // Records after the first damaged one are not copied even when they
 // verify (the report counts them): the log has no meaning past a hole.
-// A damaged bbolt meta page is not salvage's business: bbolt itself falls
-// back to the other meta page, or eventlog.Open refuses the file.
+// A damaged bbolt meta page: bbolt itself falls back to the other one
+// (the store then reads one commit back, which eventlog's CheckMeta
+// reports). When both are damaged, File finds the tree from the pages
+// themselves (eventlog.FindTree: the page that looks like the root of a
+// store whose tree holds the most events) and reads a temporary copy of
+// the file whose meta pages name it; its Notes say which tree was taken,
+// and what commits after it wrote, if any, cannot be found.
+//
+// # Damaged pages
+//
+// Before bbolt reads a page, eventlog.CheckPages has checked it (its
+// header, its elements' bounds, its children): File stops a session's
+// records before the first damaged page, and a session whose own bucket
+// is damaged is lost whole, rather than letting bbolt read the damage.
 package salvage

@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -44,6 +46,9 @@ import (
 type File struct {
 	db   *bolt.DB
 	path string
+	// copy is the temporary copy db reads when the store's meta pages
+	// were both damaged (openFound); "" otherwise.
+	copy string
 	// format is the store's format version; formatErr why it could not be
 	// read.
 	format    int64
@@ -100,6 +105,10 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 		return nil, errors.Wrapf(err, "salvage: open %s", errors.Safe(path))
 	}
 	db, err := openRaw(path, o, 0)
+	if errors.Is(err, eventlog.ErrCorrupt) {
+		// Both meta pages damaged: find the tree from the pages.
+		return openFound(path, o, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +230,70 @@ func (f *File) FormatErr() error { return f.formatErr }
 
 // Close closes the file.
 func (f *File) Close() error {
-	return errors.Wrapf(f.db.Close(), "salvage: close %s", errors.Safe(f.path))
+	err := f.db.Close()
+	if f.copy != "" {
+		err = errors.CombineErrors(err, os.Remove(f.copy))
+	}
+	return errors.Wrapf(err, "salvage: close %s", errors.Safe(f.path))
+}
+
+// openFound opens a store whose meta pages bbolt refuses (openErr): it
+// finds the tree from the pages themselves (eventlog.FindTree), and opens
+// a temporary copy of the file whose meta pages name that tree; the store
+// itself is never written. Notes says which tree was taken.
+func openFound(path string, o FileOptions, openErr error) (*File, error) {
+	src, err := os.Open(path)
+	if err != nil {
+		return nil, errors.Wrapf(err, "salvage: open %s", errors.Safe(path))
+	}
+	defer src.Close()
+	if err := lockShared(src, o.LockTimeout); err != nil {
+		return nil, errors.Mark(errors.Newf("salvage: store %s is locked by another process (waited %s)",
+			errors.Safe(path), errors.Safe(o.LockTimeout)), eventlog.ErrLocked)
+	}
+	fi, err := src.Stat()
+	if err != nil {
+		return nil, errors.Wrapf(err, "salvage: open %s", errors.Safe(path))
+	}
+	tree, err := eventlog.FindTree(src, fi.Size())
+	if err != nil {
+		return nil, errors.WithDetail(errors.CombineErrors(openErr, err), "no tree found from the pages either")
+	}
+	tmp, err := os.CreateTemp("", "salvage-tree-*.db")
+	if err != nil {
+		return nil, errors.Wrap(err, "salvage: a temporary copy of the store")
+	}
+	f := &File{path: path, copy: tmp.Name(), damage: tree.Damage}
+	_, err = io.Copy(tmp, io.NewSectionReader(src, 0, fi.Size()))
+	if err == nil {
+		_, err = tmp.WriteAt(tree.MetaPages(1), 0)
+	}
+	err = errors.CombineErrors(err, tmp.Close())
+	if err == nil {
+		f.db, err = openRaw(f.copy, o, 0)
+	}
+	if err != nil {
+		return nil, errors.CombineErrors(errors.Wrap(err, "salvage: a temporary copy of the store"), os.Remove(f.copy))
+	}
+	f.note("both bbolt meta pages are damaged: the store was read from the tree found at page %d (of %d pages that look like the root of a tree, the one whose tree holds the most events, %d); what commits after it wrote, if any, cannot be found",
+		tree.Root, tree.Candidates, tree.Damage.Events)
+	if err := f.readFormat(); err != nil {
+		return nil, errors.CombineErrors(err, f.Close())
+	}
+	return f, nil
+}
+
+// lockShared takes a shared flock on f (as bbolt's read-only open does),
+// waiting up to timeout; the lock goes with f's Close.
+func lockShared(f *os.File, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // view runs fn in a read transaction under protect.
