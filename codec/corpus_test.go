@@ -47,9 +47,6 @@ func TestFixtures(t *testing.T) {
 	seen := map[string]bool{}
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			if bug := fixtureBugs[filepath.Base(path)]; bug != "" {
-				t.Skip("codec bug: " + bug)
-			}
 			in := readFile(t, path)
 			if out := exportFile(t, in); !bytes.Equal(out, in) {
 				t.Fatalf("export(import(%s)) differs:\n%s", path, firstDiff(out, in))
@@ -77,9 +74,6 @@ func TestFixtures(t *testing.T) {
 	}
 }
 
-// fixtureBugs lists fixtures that fail because of a known codec bug, with
-// the bug; each is reported to the codec owner and removed when fixed.
-var fixtureBugs = map[string]string{}
 
 var knownTypes = []string{
 	codec.TypeTurnStart, codec.TypeTurnEnd, codec.TypeStepStart, codec.TypeStepEnd,

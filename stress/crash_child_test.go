@@ -97,9 +97,9 @@ func TestCrashChild(t *testing.T) {
 // context and steers at random moments, as a host's plugins do (queued
 // during a turn, a turn of its own between). It does not dispose of the
 // instance mid-turn, nor cancel at random moments: a turn cancelled at
-// the wrong moment fails Send or is logged as an invariant error
-// (TestCancelAtEveryCommit), so turns are only cancelled from the provider
-// and the tools until the loop is fixed.
+// the wrong moment once failed Send or was logged as an invariant error
+// (TestCancelAtEveryCommit, fixed since), and turns are still cancelled
+// only from the provider and the tools: the workload was not widened.
 func drive(ctx context.Context, d *durable, w *workload) error {
 	if err := w.open(ctx, d); err != nil {
 		return err
