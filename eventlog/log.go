@@ -330,7 +330,7 @@ func (l *Log) prepare() error {
 			if err != nil || init {
 				return err
 			}
-			stale, err = unpublished(tx)
+			stale, err = unpublished(tx, l.damage)
 			return err
 		})
 	})
@@ -412,13 +412,13 @@ func initStore(tx *bolt.Tx) error {
 // unpublished lists the session buckets an Import or Fork left staged: no
 // head, and the staging mark. A bucket with neither is damaged, not
 // unpublished, and is left for verify and salvage.
-func unpublished(tx *bolt.Tx) ([][]byte, error) {
+func unpublished(tx *bolt.Tx, damage *PageDamage) ([][]byte, error) {
 	var ids [][]byte
 	ss := tx.Bucket(bucketSessions)
 	c := ss.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if v != nil {
-			continue // not a bucket: reported by the readers
+		if v != nil || damage.Err(string(k), -1) != nil {
+			continue // not a bucket, or a damaged one: reported by the readers
 		}
 		if b := ss.Bucket(k); b.Get(keyHead) == nil && b.Get(keyStaging) != nil {
 			ids = append(ids, append([]byte(nil), k...))
