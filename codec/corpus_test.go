@@ -74,7 +74,6 @@ func TestFixtures(t *testing.T) {
 	}
 }
 
-
 var knownTypes = []string{
 	codec.TypeTurnStart, codec.TypeTurnEnd, codec.TypeStepStart, codec.TypeStepEnd,
 	codec.TypeUserMessage, codec.TypePromptBlocked, codec.TypeContextMessage, codec.TypeSteeringMessage,
