@@ -137,7 +137,7 @@ type node struct {
 }
 
 func (w *pageWalker) damagef(id uint64, format string, args ...interface{}) error {
-	return corruptf("eventlog: bbolt page %d: %s", errors.Safe(id), errors.Safe(fmt.Sprintf(format, args...)))
+	return corruptf("bbolt page %d: %s", errors.Safe(id), errors.Safe(fmt.Sprintf(format, args...)))
 }
 
 // page reads and checks page id: its header, and that its elements, keys
@@ -262,7 +262,7 @@ func (w *pageWalker) visit(root uint64, inline []byte, depth int, lo []byte,
 // bucket returns the root page and inline page of a bucket value.
 func (w *pageWalker) bucket(v []byte, what string) (root uint64, inline []byte, err error) {
 	if len(v) < bucketHeader {
-		return 0, nil, corruptf("eventlog: bucket %s: a bucket header of %d bytes", errors.Safe(what), errors.Safe(len(v)))
+		return 0, nil, corruptf("bucket %s: a bucket header of %d bytes", errors.Safe(what), errors.Safe(len(v)))
 	}
 	root = binary.LittleEndian.Uint64(v)
 	if root == 0 {
@@ -285,7 +285,7 @@ func (w *pageWalker) root(root uint64, d *PageDamage) error {
 		if !bytes.Equal(k, bucketSessions) {
 			_, err := w.visit(r, inline, 1, nil, func(_, v []byte, bucket bool) error {
 				if bucket {
-					return corruptf("eventlog: bucket %q holds a bucket", errors.Safe(string(k)))
+					return corruptf("bucket %q holds a bucket", errors.Safe(string(k)))
 				}
 				return nil
 			})
@@ -336,7 +336,7 @@ func (w *pageWalker) session(id string, v []byte, d *PageDamage) {
 		}
 		if bad, err = w.visit(r, inline, 3, nil, func(k, v []byte, bucket bool) error {
 			if bucket {
-				return corruptf("eventlog: session %q: the events bucket holds a bucket", errors.Safe(id))
+				return corruptf("session %q: the events bucket holds a bucket", errors.Safe(id))
 			}
 			d.Events++
 			return nil
