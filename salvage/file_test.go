@@ -315,7 +315,7 @@ func TestSessionString(t *testing.T) {
 		{"end unknown", salvage.Session{ID: "s1", Copied: 4, End: -1, Cause: salvage.Read, At: 4, Err: crc, HeadErr: crc},
 			"s1 damaged: copied 4 events, lost seqs [4,?); unreadable at seq 4: codec: record crc mismatch; head record unreadable, so the event count is a lower bound: codec: record crc mismatch"},
 		{"lost", salvage.Session{ID: "s1", Lost: true, End: 9, Cause: salvage.Header, At: -1, Err: crc},
-			"s1 lost: nothing copied (9 events); header record: codec: record crc mismatch"},
+			"s1 lost: nothing copied, lost seqs [0,9); header record: codec: record crc mismatch"},
 		{"odd id", salvage.Session{ID: "a b\n\x00", Copied: 1, End: 1, At: -1},
 			`"a b\n\x00" ok: copied 1 event`},
 		{"chain", salvage.Session{ID: "s1", Copied: 3, End: 3, Cause: salvage.Chain, At: -1, Err: crc},

@@ -157,7 +157,9 @@ func (s *Session) String() string {
 	case s.Lost:
 		fmt.Fprintf(&b, "%s lost: nothing copied", id)
 		if s.End >= 0 {
-			fmt.Fprintf(&b, " (%d %s)", s.End, plural(s.End, "event", "events"))
+			fmt.Fprintf(&b, ", lost seqs [0,%d)", s.End)
+		} else {
+			b.WriteString(", lost seqs [0,?)")
 		}
 	case s.Whole():
 		fmt.Fprintf(&b, "%s ok: copied %d %s", id, s.Copied, plural(s.Copied, "event", "events"))
