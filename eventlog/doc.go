@@ -24,7 +24,15 @@
 // Every value is a record framed by codec.EncodeRecord: a version byte (1),
 // the msgpack payload, and a CRC32C (Castagnoli, big-endian) over both.
 // bbolt checksums only its meta pages, so the record CRC is what detects a
-// damaged data page. Event and header payloads are the order-preserving
+// damaged data page. bbolt trusts the structure of its pages (element
+// offsets and sizes, page ids), and reading a damaged one can fault or,
+// under the race detector, die of a checkptr fatal error; so Open first
+// walks the tree from the file (CheckPages: every page's header, element
+// bounds and children against the file's size). Damage above the sessions
+// refuses the store (ErrCorrupt); damage inside a session is remembered,
+// and the readers stop before it with ErrCorrupt naming the session and
+// the first seq on the damaged page. Every value is also checked to lie
+// within the store's pages before it is copied. Event and header payloads are the order-preserving
 // msgpack images of their JSON (SPEC §2.7; see package codec). Engine
 // records are typed msgpack maps with short, permanent tags:
 //

@@ -42,9 +42,9 @@ type Log struct {
 	queue         chan *commitReq
 	committerDone chan struct{}
 
-	// damage is what CheckPages found when the store was opened
-	// read-only (a read-write Open refuses a damaged store): the readers
-	// stop before it. Nil when nothing is damaged.
+	// damage is what CheckPages found inside sessions when the store was
+	// opened (damage above them refuses the store): the readers stop
+	// before it. Nil when nothing is damaged.
 	damage *PageDamage
 
 	locks   sessionLocks
@@ -623,7 +623,7 @@ func (l *Log) Sessions(ctx context.Context) ([]Head, error) {
 				return corruptf("eventlog: sessions/%q is a value, not a session bucket", errors.Safe(string(k)))
 			}
 			if err := l.damage.Err(string(k), -1); err != nil {
-				return err
+				return errors.Wrapf(err, "eventlog: session %q", errors.Safe(string(k)))
 			}
 			b := ss.Bucket(k)
 			h := b.Get(keyHead)

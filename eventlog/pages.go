@@ -62,7 +62,8 @@ type SessionDamage struct {
 	// records before it can. -1 when the session's own bucket (its head
 	// and header records, the root of its events) is damaged.
 	From int64
-	// Err says what is damaged, naming the session and the page.
+	// Err says what is damaged, naming the page (not the session: the
+	// reader's error names it).
 	Err error
 }
 
@@ -306,7 +307,7 @@ func (w *pageWalker) root(root uint64, d *PageDamage) error {
 // damage starts.
 func (w *pageWalker) session(id string, v []byte, d *PageDamage) {
 	whole := func(err error) {
-		d.Sessions[id] = SessionDamage{From: -1, Err: errors.Wrapf(err, "eventlog: session %q", errors.Safe(id))}
+		d.Sessions[id] = SessionDamage{From: -1, Err: errors.Wrap(err, "its bucket sits on a damaged page")}
 	}
 	r, inline, err := w.bucket(v, fmt.Sprintf("sessions/%q", id))
 	if err != nil {
@@ -352,7 +353,7 @@ func (w *pageWalker) session(id string, v []byte, d *PageDamage) {
 		from = int64(binary.BigEndian.Uint64(bad))
 	}
 	d.Sessions[id] = SessionDamage{From: from, Err: errors.Wrapf(err,
-		"eventlog: session %q: the records from seq %d on sit on a damaged page", errors.Safe(id), errors.Safe(from))}
+		"the records from seq %d on sit on a damaged page", errors.Safe(from))}
 }
 
 // freelist checks the freelist page.

@@ -158,6 +158,9 @@ func (f *File) checkPages() error {
 // on (-1: its bucket) unsafe, nil when there is none.
 func (f *File) damaged(id string, from int64) error {
 	if err := f.damage.Err(id, from); err != nil {
+		if f.damage.Store == nil {
+			err = errors.Wrapf(err, "salvage: session %q", errors.Safe(id))
+		}
 		return errors.Mark(err, ErrDamaged)
 	}
 	return nil
