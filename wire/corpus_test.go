@@ -12,9 +12,9 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/wire"
-)
 
-const corpus = "../../shared/testdata/dsh/cases"
+	"github.com/sessionlog/sessionlog/internal/corpus"
+)
 
 // corpusSteps loads a corpus log as import does and rebuilds its steps.
 func corpusSteps(t *testing.T, path string) ([]rebuild.Step, error) {
@@ -72,10 +72,7 @@ func wireLine(t *testing.T, r *wire.Renderer, s rebuild.Step) []byte {
 // TestCorpusOpenAIChat: for every shared case with bodies computed by
 // DSH's own DeepSeek serializer, openai-chat renders them byte for byte.
 func TestCorpusOpenAIChat(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(corpus, "*", "wire-openai-chat.expected.jsonl"))
-	if len(files) == 0 {
-		t.Skip("DSH corpus not present (../shared is absent)")
-	}
+	files := corpus.With(t, "wire-openai-chat.expected.jsonl")
 	r, err := wire.Lookup(wire.OpenAIChat)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/wire"
+
+	"github.com/sessionlog/sessionlog/internal/corpus"
 )
 
 // TestAnthropicShapes renders every request of the corpus with
@@ -15,10 +17,7 @@ import (
 // every tool_result answers an earlier tool_use id, max_tokens is present
 // and positive, and the body is one JSON object ending in stream:true.
 func TestAnthropicShapes(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(corpus, "*", "requests.expected.jsonl"))
-	if len(files) == 0 {
-		t.Skip("DSH corpus not present (../shared is absent)")
-	}
+	files := corpus.With(t, "requests.expected.jsonl")
 	r, err := wire.Lookup(wire.AnthropicMessages)
 	if err != nil {
 		t.Fatal(err)

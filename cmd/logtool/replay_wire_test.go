@@ -8,16 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionlog/sessionlog/internal/corpus"
 )
 
 // TestReplayWireCorpus: for every shared case with bodies computed by
 // DSH's own DeepSeek serializer, replay --wire openai-chat prints them
 // byte for byte, through the CLI and the store.
 func TestReplayWireCorpus(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(sharedDir, "testdata", "dsh", "cases", "*", "wire-openai-chat.expected.jsonl"))
-	if len(files) == 0 {
-		t.Skip("DSH corpus not present (../shared is absent)")
-	}
+	files := corpus.With(t, "wire-openai-chat.expected.jsonl")
 	ctx := context.Background()
 	e := env{
 		stdin:  strings.NewReader(""),

@@ -87,6 +87,25 @@ func Files(t testing.TB) []string {
 	return out
 }
 
+// With returns the file called name of every case that has one (the
+// expected requests, or wire bodies), in case order. It skips t when
+// ../shared is absent, and fails it when the corpus is laid out otherwise
+// or no case has such a file.
+func With(t testing.TB, name string) []string {
+	t.Helper()
+	var out []string
+	for _, c := range Cases(t) {
+		p := filepath.Join(c, name)
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("corpus: no case has a %s (was the corpus re-laid out?)", name)
+	}
+	return out
+}
+
 // index reads the case names from the first column of INDEX.tsv, after its
 // header line.
 func index(path string) ([]string, error) {
