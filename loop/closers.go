@@ -84,7 +84,7 @@ func (l *Loop) closeCrashedTurn(ctx context.Context) error {
 	}
 	// Closers repair history that may already break the turn structure;
 	// they are written as DSH writes them, without the structure probe.
-	if err := l.store.Append(ctx, l.hdr.ID, b.evs); err != nil {
+	if err := l.append(ctx, b.evs); err != nil {
 		return err
 	}
 	for i := range b.evs {

@@ -147,7 +147,9 @@ func TestCancelDuringStreaming(t *testing.T) {
 		go func() {
 			<-started
 			if dispose {
-				l.Dispose()
+				if err := l.Dispose(context.Background()); err != nil {
+					t.Error(err)
+				}
 			} else {
 				cancel()
 			}

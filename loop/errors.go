@@ -11,4 +11,14 @@ var (
 	// ErrStructure marks an append the loop refused to write because it
 	// would break the turn and step structure of SPEC §3.1 (a loop bug).
 	ErrStructure = errors.New("loop: append would break the turn structure")
+	// ErrStoreTimeout marks a store call that did not answer within
+	// Options.StoreTimeout. After a timed-out append the instance is
+	// broken: every later call returns this error, and the session is
+	// reopened with Open (which closes the turn left open).
+	ErrStoreTimeout = errors.New("loop: the store did not answer in time")
+	// ErrInTurn is returned by Dispose called from inside the instance's
+	// own turn (a tool, the provider, a hook or a contributor, with the
+	// context the loop gave it): the turn is told to end disposed, but
+	// Dispose cannot wait for the turn it runs in.
+	ErrInTurn = errors.New("loop: Dispose called from inside the turn it would wait for")
 )

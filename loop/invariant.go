@@ -13,15 +13,23 @@ import (
 // independent rebuild from the records the store holds (SPEC §7 step 9).
 // A difference is an error marked ErrInvariant that names it by position
 // only: byte offset, JSON path, both digests.
+//
+// The check reads the store to the end even when ctx is cancelled
+// meanwhile (a cancellation then ends the step before anything is sent);
+// Options.StoreTimeout bounds it, and a read that outlives the bound is
+// ErrStoreTimeout, not ErrInvariant.
 func (l *Loop) invariant(ctx context.Context, mine rebuild.Step) error {
 	var theirs rebuild.Step
-	switch l.opts.Invariant {
-	case InvariantOff:
+	if l.opts.Invariant == InvariantOff {
 		return nil
+	}
+	ctx, cancel := l.bounded(context.WithoutCancel(ctx))
+	defer cancel()
+	switch l.opts.Invariant {
 	case InvariantFromScratch:
 		evs, err := l.readAll(ctx)
 		if err != nil {
-			return err
+			return l.readError(ctx, err)
 		}
 		if theirs, err = rebuild.Request(l.hdr, evs, mine.Start); err != nil {
 			return errors.Mark(errors.Wrap(err, "loop: invariant rebuild"), ErrInvariant)
@@ -34,6 +42,9 @@ func (l *Loop) invariant(ctx context.Context, mine rebuild.Step) error {
 		if err != nil {
 			// The checker's fold is now unknown: rebuild it from scratch next time.
 			l.check, l.checkNext = rebuild.NewBuilder(l.hdr, rebuild.BuilderOptions{}, discard), 0
+			if storeTimedOut(ctx, err) {
+				return l.readError(ctx, err)
+			}
 			return errors.Mark(errors.Wrap(err, "loop: invariant rebuild"), ErrInvariant)
 		}
 		var ok bool
@@ -90,4 +101,13 @@ func (l *Loop) readAll(ctx context.Context) ([]codec.Event, error) {
 		return nil
 	})
 	return evs, err
+}
+
+// readError classifies a failed read of the invariant check.
+func (l *Loop) readError(ctx context.Context, err error) error {
+	if storeTimedOut(ctx, err) {
+		return errors.Mark(errors.Wrapf(err, "loop: session %q: the invariant check's read of the store did not finish within %s",
+			errors.Safe(l.hdr.ID), errors.Safe(l.opts.storeTimeout())), ErrStoreTimeout)
+	}
+	return errors.Wrap(err, "loop: invariant read")
 }

@@ -16,14 +16,19 @@ import (
 // and fork each start a new instance: the session prefix is composed again
 // and the instance's first request writes a full header snapshot.
 //
-// Send runs one turn at a time; Inject, Steer and Dispose may be called
-// from any goroutine.
+// Send runs one turn at a time; Inject, Steer, Dispose, ID and Next may
+// be called from any goroutine.
 type Loop struct {
 	store Store
 	opts  Options
 	hdr   codec.SessionHeader
 
-	turnMu sync.Mutex // held for the whole of a turn
+	turnSem chan struct{} // held (full) for the whole of a turn; a mutex a waiter can give up on
+	// broken is set when a store call outlived Options.StoreTimeout: what
+	// the store holds is then unknown, and the instance refuses further
+	// turns (a new instance's Open reads the log as it stands).
+	broken error
+	obs    *observer
 
 	mu        sync.Mutex // guards the queues and cancel
 	steering  []queued
@@ -34,14 +39,15 @@ type Loop struct {
 	structure rebuild.Structure
 
 	// Log state, fed by every committed event (the loop's own objects).
-	next     int64
-	lastTime float64
-	turn     int64
-	own      *rebuild.Builder
-	nodes    []compact.Node
-	tokens   int // Σ node estimates
-	open     openState
-	est      compact.Estimator
+	next      int64
+	published atomic.Int64 // next, for Next from other goroutines
+	lastTime  float64
+	turn      int64
+	own       *rebuild.Builder
+	nodes     []compact.Node
+	tokens    int // Σ node estimates
+	open      openState
+	est       compact.Estimator
 
 	// The invariant checker's builder, fed only from the store.
 	check     *rebuild.Builder
@@ -71,7 +77,9 @@ func Open(ctx context.Context, store Store, id string, opts Options) (*Loop, err
 	if err != nil {
 		return nil, err
 	}
-	head, err := store.Head(ctx, id)
+	hctx, cancel := l.bounded(ctx)
+	head, err := store.Head(hctx, id)
+	cancel()
 	if err != nil {
 		return nil, errors.Wrapf(err, "loop: open session %q", errors.Safe(id))
 	}
@@ -87,7 +95,10 @@ func Create(ctx context.Context, store Store, id string, opts Options) (*Loop, e
 		return nil, err
 	}
 	h := codec.NewSessionHeader(id, opts.now(), opts.Cwd, "", 0)
-	if err := store.Create(ctx, h); err != nil {
+	cctx, cancel := l.bounded(ctx)
+	err = store.Create(cctx, h)
+	cancel()
+	if err != nil {
 		return nil, errors.Wrapf(err, "loop: create session %q", errors.Safe(id))
 	}
 	return l.start(ctx, h)
@@ -98,7 +109,8 @@ func newLoop(store Store, opts Options) (*Loop, error) {
 	if opts.Provider == nil || opts.Host == nil {
 		return nil, errors.AssertionFailedf("loop: Options.Provider and Options.Host are required")
 	}
-	l := &Loop{store: store, opts: opts}
+	l := &Loop{store: store, opts: opts, turnSem: make(chan struct{}, 1)}
+	l.obs = newObserver(opts.Logger, opts.Metrics)
 	l.est = compact.Chars{}
 	if g := opts.Compaction; g != nil && g.Estimator != nil {
 		l.est = g.Estimator
@@ -143,12 +155,15 @@ func discard(rebuild.Step) error { return nil }
 // ID is the session's id.
 func (l *Loop) ID() string { return l.hdr.ID }
 
-// Next is the seq the next event will have. Call it from the goroutine
-// that calls Send, or between turns: a turn in flight changes it.
-func (l *Loop) Next() int64 { return l.next }
+// Next is the seq the next event will have: the number of events the
+// instance knows committed. It is safe for concurrent use, also while a
+// turn runs (it then moves forward, batch by batch, as commits land).
+func (l *Loop) Next() int64 { return l.published.Load() }
 
 // load folds the stored log into the loop's state and the checker's.
 func (l *Loop) load(ctx context.Context) error {
+	ctx, cancel := l.bounded(ctx)
+	defer cancel()
 	it, err := l.store.Scan(ctx, l.hdr.ID, 0)
 	if err != nil {
 		return errors.Wrap(err, "loop: load session")
@@ -180,6 +195,7 @@ func (l *Loop) absorb(ev *codec.Event) error {
 		return err
 	}
 	l.next, l.lastTime = ev.Seq+1, ev.Time
+	l.published.Store(l.next)
 	l.open.add(ev)
 	if d, ok := ev.Data.(*codec.TurnStart); ok {
 		l.turn = d.Turn
@@ -229,11 +245,8 @@ func (l *Loop) commit(ctx context.Context, evs []codec.Event) error {
 			return errors.Mark(errors.AssertionFailedf("loop: seq %d: %s", errors.Safe(brk[0].Seq), errors.Safe(brk[0].What)), ErrStructure)
 		}
 	}
-	// A batch the loop decided to write is written even when ctx is
-	// cancelled meanwhile: cancellation is observed between commits, so
-	// that every way a turn ends is recorded (SPEC §7.1).
-	if err := l.store.Append(context.WithoutCancel(ctx), l.hdr.ID, evs); err != nil {
-		return errors.Wrapf(err, "loop: append at seq %d", errors.Safe(l.next))
+	if err := l.append(ctx, evs); err != nil {
+		return err
 	}
 	l.structure = probe
 	for i := range evs {

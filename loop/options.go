@@ -1,7 +1,10 @@
 package loop
 
 import (
+	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/sessionlog/sessionlog/compact"
 )
@@ -41,6 +44,18 @@ type Options struct {
 	// OnGaveUp, when set, is told when the compaction gate gave up (the
 	// request then goes out with the history as it stands).
 	OnGaveUp func(turn, step int64, err error)
+	// StoreTimeout bounds each store call (an append, the reads of the
+	// invariant check and of Open); 0 means DefaultStoreTimeout, a
+	// negative value no bound. A batch the loop decided to write is
+	// never cut short by the cancellation of Send's context, only by
+	// this bound, and then the turn ends with ErrStoreTimeout.
+	StoreTimeout time.Duration
+	// Logger receives the loop's log lines (never user content); nil is
+	// silent.
+	Logger *slog.Logger
+	// Metrics makes the loop's instruments (the Metric names); nil
+	// records nothing.
+	Metrics metric.MeterProvider
 }
 
 func (o *Options) now() float64 {

@@ -107,8 +107,18 @@ func (l *Loop) gate(ctx context.Context, turn, step int64, system string) error 
 	if g == nil {
 		return nil
 	}
-	_, err := g.Run(ctx, (*gateSession)(l), turn, system, l.prefix)
-	if errors.Is(err, compact.ErrGaveUp) {
+	res, err := g.Run(ctx, (*gateSession)(l), turn, system, l.prefix)
+	outcome := ""
+	switch {
+	case errors.Is(err, compact.ErrGaveUp):
+		outcome = "gave_up"
+	case err != nil:
+		outcome = "error"
+	}
+	l.obs.compaction(ctx, res.Compactions, res.Failures, outcome)
+	if outcome == "gave_up" {
+		l.obs.log.Warn("loop: compaction gate gave up", "session", l.hdr.ID, "turn", turn, "step", step,
+			"before", res.Before, "after", res.After)
 		if l.opts.OnGaveUp != nil {
 			l.opts.OnGaveUp(turn, step, err)
 		}
@@ -155,7 +165,9 @@ func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*
 	}
 	// The check reads the store to the end even when ctx is cancelled
 	// meanwhile; a cancellation then ends the step before anything is sent.
-	err := l.invariant(context.WithoutCancel(ctx), mine)
+	t := l.obs.start()
+	err := l.invariant(ctx, mine)
+	l.obs.checked(ctx, t)
 	if e := l.cancelled(ctx); e != nil {
 		b := l.batch()
 		b.add(codec.TypeStepEnd, turnStep(turn, step), codec.SurfaceOp{}, nil)
@@ -167,7 +179,7 @@ func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*
 		}
 		b := l.batch()
 		b.add(codec.TypeStepEnd, turnStep(turn, step), codec.SurfaceOp{}, nil)
-		if cerr := b.commit(context.WithoutCancel(ctx)); cerr != nil {
+		if cerr := b.commit(ctx); cerr != nil {
 			return nil, cerr
 		}
 		return failed(step, "INVARIANT", err), nil
@@ -215,14 +227,21 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 	var seqs []int64
 	fail := func(e *ending) ([]call, *ending, error) {
 		b.add(codec.TypeStepEnd, turnStep(turn, step), codec.SurfaceOp{}, nil)
-		return nil, e, b.commit(context.WithoutCancel(ctx))
+		return nil, e, b.commit(ctx)
 	}
+	provErr := func(err error) ([]call, *ending, error) {
+		e := providerFailed(step, err)
+		l.obs.providerError(ctx, e.code)
+		l.obs.log.Warn("loop: provider error ends the turn", "session", l.hdr.ID, "turn", turn, "step", step, "code", e.code)
+		return fail(e)
+	}
+	t := l.obs.start()
 	st, err := l.opts.Provider.Stream(ctx, req)
 	if err != nil {
 		if e := l.cancelled(ctx); e != nil {
 			return fail(e)
 		}
-		return fail(providerFailed(step, err))
+		return provErr(err)
 	}
 	defer st.Close()
 	for {
@@ -234,7 +253,10 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 			if e := l.cancelled(ctx); e != nil {
 				return fail(e)
 			}
-			return fail(providerFailed(step, err))
+			return provErr(err)
+		}
+		if seqs == nil {
+			l.obs.firstChunkAfter(ctx, t)
 		}
 		stored, err := c.storage()
 		if err != nil {
@@ -255,7 +277,7 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 		b.err = nil
 		return fail(e)
 	}
-	if err := b.commit(context.WithoutCancel(ctx)); err != nil {
+	if err := b.commit(ctx); err != nil {
 		return nil, nil, err
 	}
 	msg := b.evs[len(b.evs)-1].Data.(*codec.AssistantMessage)

@@ -90,5 +90,5 @@ func (l *Loop) abortCalls(ctx context.Context, turn, step int64, calls []call, c
 			codec.SurfaceOp{Kind: codec.OpAppend}, sources)
 	}
 	b.add(codec.TypeStepEnd, turnStep(turn, step), codec.SurfaceOp{}, nil)
-	return b.commit(context.WithoutCancel(ctx))
+	return b.commit(ctx)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 )
 
@@ -55,23 +56,58 @@ func (l *Loop) Send(ctx context.Context, content []byte, src Source) (Outcome, e
 	if err != nil {
 		return Outcome{}, err
 	}
-	l.turnMu.Lock()
+	l.lockTurn()
 	if l.disposed.Load() {
-		l.turnMu.Unlock()
+		l.unlockTurn()
 		return Outcome{}, ErrDisposed
+	}
+	if l.broken != nil {
+		l.unlockTurn()
+		return Outcome{}, l.broken
 	}
 	out, err := l.runTurn(ctx, mp, src)
 	if err == nil {
 		err = l.drainIdle(ctx)
 	}
-	l.turnMu.Unlock()
+	l.unlockTurn()
 	// An Inject that found the turn running after its last drain queued
 	// its context; take it now unless another turn already did.
-	for err == nil && l.hasInjected() && l.turnMu.TryLock() {
+	for err == nil && l.hasInjected() && l.tryLockTurn() {
 		err = l.drainIdle(ctx)
-		l.turnMu.Unlock()
+		l.unlockTurn()
 	}
 	return out, err
+}
+
+// lockTurn, tryLockTurn and unlockTurn hold the instance for one turn
+// (or one drain of injections); lockTurnCtx gives up when ctx ends.
+func (l *Loop) lockTurn()   { l.turnSem <- struct{}{} }
+func (l *Loop) unlockTurn() { <-l.turnSem }
+func (l *Loop) tryLockTurn() bool {
+	select {
+	case l.turnSem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *Loop) lockTurnCtx(ctx context.Context) error {
+	select {
+	case l.turnSem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// turnKey marks the contexts a turn hands its callbacks.
+type turnKey struct{}
+
+// inOwnTurn says whether ctx is one this instance handed a callback.
+func (l *Loop) inOwnTurn(ctx context.Context) bool {
+	v, _ := ctx.Value(turnKey{}).(*Loop)
+	return v == l
 }
 
 func (l *Loop) hasInjected() bool {
@@ -95,10 +131,10 @@ func (l *Loop) Inject(ctx context.Context, content []byte, src Source) error {
 	}
 	l.injected = append(l.injected, queued{content: mp, source: src})
 	l.mu.Unlock()
-	if !l.turnMu.TryLock() {
+	if !l.tryLockTurn() {
 		return nil // a turn (or Dispose) holds the log: it appends the queue
 	}
-	defer l.turnMu.Unlock()
+	defer l.unlockTurn()
 	return l.drainIdle(ctx)
 }
 
@@ -116,32 +152,43 @@ func (l *Loop) Steer(content []byte, src Source) error {
 }
 
 // Dispose ends the instance: a running turn ends disposed, and later Send
-// and Inject calls fail with ErrDisposed. It returns once the instance
+// and Inject calls fail with ErrDisposed. It returns nil once the instance
 // writes nothing more: after the turn in flight has ended and the
 // injections Inject accepted are written. So a new instance opened over
 // the session afterwards never races this one.
 //
-// Caveats: Dispose waits for the turn in flight, so it must not be called
-// from the loop's own callbacks (a tool, the provider, a hook or a prefix
-// contributor), which run inside that turn.
-func (l *Loop) Dispose() {
+// ctx bounds the wait: when it ends first, Dispose returns its error (the
+// turn still ends disposed, later). Called from inside the instance's own
+// turn (a tool, the provider, the host, a hook or a contributor, with the
+// context the loop gave it), Dispose does not wait for the turn it runs
+// in: it tells the turn to end disposed and returns ErrInTurn at once.
+// (A callback that passes an unrelated context is not recognised, and
+// waits until that context ends.) A failure to write the injections is
+// the store's, returned too.
+func (l *Loop) Dispose(ctx context.Context) error {
 	l.mu.Lock()
 	l.disposed.Store(true)
 	if l.cancel != nil {
 		l.cancel()
 	}
 	l.mu.Unlock()
-	l.turnMu.Lock()
-	defer l.turnMu.Unlock()
-	// Accepted injections are the host's writes: they land. A failure
-	// here is the store's, and the next instance's Open reads the log
-	// as it stands.
-	_ = l.drainIdle(context.Background())
+	if l.inOwnTurn(ctx) {
+		return errors.WithHint(ErrInTurn, "call Dispose from outside the loop's callbacks to wait for the turn's end")
+	}
+	if err := l.lockTurnCtx(ctx); err != nil {
+		return errors.Wrap(err, "loop: dispose: waiting for the turn in flight")
+	}
+	defer l.unlockTurn()
+	// Accepted injections are the host's writes: they land.
+	if l.broken != nil {
+		return l.broken
+	}
+	return l.drainIdle(context.WithoutCancel(ctx))
 }
 
 // drainIdle runs the queued injections, each as its own turn:
 // turn/start{trigger: injection}, the context/message, turn/end{completed}.
-// The caller holds turnMu.
+// The caller holds the turn.
 func (l *Loop) drainIdle(ctx context.Context) error {
 	for {
 		q := l.takeInjected(1)
@@ -179,9 +226,9 @@ func (l *Loop) takeSteering() []queued {
 	return q
 }
 
-// runTurn runs one prompted turn. The caller holds turnMu.
+// runTurn runs one prompted turn. The caller holds the turn.
 func (l *Loop) runTurn(ctx context.Context, prompt []byte, src Source) (Outcome, error) {
-	tctx, cancel := context.WithCancel(ctx)
+	tctx, cancel := context.WithCancel(context.WithValue(ctx, turnKey{}, l))
 	l.mu.Lock()
 	l.cancel = cancel
 	l.mu.Unlock()
@@ -219,7 +266,7 @@ func (l *Loop) runTurn(ctx context.Context, prompt []byte, src Source) (Outcome,
 	// The turn's end is written even when ctx was cancelled.
 	b = l.batch()
 	b.add(codec.TypeTurnEnd, turnEnd(turn, end.reason()), codec.SurfaceOp{}, nil)
-	if err := b.commit(context.WithoutCancel(ctx)); err != nil {
+	if err := b.commit(ctx); err != nil {
 		return out, err
 	}
 	out.Reason, out.Step, out.Code, out.Message = end.kind, end.step, end.code, end.message

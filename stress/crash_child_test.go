@@ -137,7 +137,8 @@ func drive(ctx context.Context, d *durable, w *workload) error {
 			return err
 		}
 		if disposed || w.rng.Intn(crashRestartEvery) == 0 {
-			w.loop().Dispose()
+			// A store failure while draining is the next Open's to see.
+			_ = w.loop().Dispose(context.Background())
 			if err := w.open(ctx, d); err != nil {
 				return err
 			}
