@@ -1,9 +1,15 @@
 package sessionlog
 
 import (
+	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
+
+// NewValidator is the default validation Open wires: the fold that
+// rebuilds requests (rebuild.NewValidator, SPEC §8.2). A host that adds
+// checks of its own composes them with it in Options.NewValidator.
+func NewValidator(h codec.SessionHeader) eventlog.Validator { return rebuild.NewValidator(h) }
 
 // Open opens the store at target with the default validation: every
 // append and import is checked with the fold that rebuilds requests
@@ -20,7 +26,7 @@ func Open(target string, opts *eventlog.Options) (eventlog.Store, error) {
 		o = *opts
 	}
 	if o.NewValidator == nil && !o.Unvalidated {
-		o.NewValidator = rebuild.NewValidator
+		o.NewValidator = NewValidator
 	}
 	l, err := eventlog.Open(target, &o)
 	if err != nil {

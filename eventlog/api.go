@@ -2,7 +2,10 @@ package eventlog
 
 import (
 	"context"
+	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/sessionlog/sessionlog/codec"
 )
@@ -107,4 +110,11 @@ type Options struct {
 	ValidatorCache int
 	// ImportBatch is the number of events per import transaction; 0 means 4096.
 	ImportBatch int
+	// Logger receives the store's log lines: opening, recovery, failed
+	// transactions (ids, seqs and sizes, never event content). nil is
+	// silent.
+	Logger *slog.Logger
+	// Metrics makes the store's instruments (the Metric names); nil
+	// records nothing and times nothing.
+	Metrics metric.MeterProvider
 }

@@ -71,12 +71,12 @@ func validate(v Validator, session string, ev *codec.Event) error {
 
 // newValidator returns the validation state of a new session:
 // Options.NewValidator's, or acceptAll when the store was opened
-// Unvalidated (or read-only, where nothing is appended). On a cache miss
-// the state is rebuilt by replaying the stored events through it
-// (l.replay). A NewValidator that returns nil is a bug of the caller's,
-// never a silent accept-all.
+// Unvalidated. Only writes call it, and Open refuses a writable store
+// with neither. On a cache miss the state is rebuilt by replaying the
+// stored events through it (l.replay). A NewValidator that returns nil is
+// a bug of the caller's, never a silent accept-all.
 func (l *Log) newValidator(h codec.SessionHeader) Validator {
-	if l.opts.Unvalidated || l.opts.NewValidator == nil {
+	if l.opts.Unvalidated {
 		return acceptAll{}
 	}
 	if v := l.opts.NewValidator(h); v != nil {
@@ -95,6 +95,9 @@ func (l *Log) Create(ctx context.Context, h codec.SessionHeader) error {
 		return err
 	}
 	defer l.ops.Done()
+	if l.obs.on {
+		defer l.obs.committed(ctx, l.obs.start())
+	}
 	hdr, err := checkHeader(h)
 	if err != nil {
 		return err
@@ -164,6 +167,9 @@ func (l *Log) Append(ctx context.Context, session string, events []codec.Event) 
 		return err
 	}
 	defer l.ops.Done()
+	if l.obs.on {
+		defer l.obs.committed(ctx, l.obs.start())
+	}
 	if len(events) == 0 {
 		return invalidf("eventlog: append to session %q: no events", errors.Safe(session))
 	}
@@ -230,7 +236,8 @@ func (l *Log) Append(ctx context.Context, session string, events []codec.Event) 
 	}
 	oldHead := st.headRec
 	err = l.commit(&commitReq{
-		size: size,
+		size:   size,
+		events: len(decoded),
 		check: func(tx *bolt.Tx) error {
 			b := sessionBucket(tx, session)
 			if b == nil || !bytes.Equal(b.Get(keyHead), oldHead) {
@@ -273,8 +280,10 @@ func (l *Log) Append(ctx context.Context, session string, events []codec.Event) 
 // caller holds the session's lock and puts the state back (or not).
 func (l *Log) state(ctx context.Context, session string) (*sessionState, error) {
 	if st := l.cache.get(session); st != nil {
+		l.obs.cacheLookup(ctx, true)
 		return st, nil
 	}
+	l.obs.cacheLookup(ctx, false)
 	var headRec, headerRec []byte
 	err := l.damage.Err(session, -1)
 	if err == nil {
@@ -306,9 +315,11 @@ func (l *Log) state(ctx context.Context, session string) (*sessionState, error) 
 			return nil, err
 		}
 		if err := st.v.Validate(&ev); err != nil {
+			l.obs.log.Error("eventlog: a stored event fails validation on replay", "session", session, "seq", ev.Seq)
 			return nil, errors.Wrapf(err, "eventlog: session %q: replaying stored seq %d through the validator",
 				errors.Safe(session), errors.Safe(ev.Seq))
 		}
 	}
+	l.obs.replayedState(ctx, head.Next)
 	return st, nil
 }

@@ -46,6 +46,8 @@ type commitReq struct {
 	write func(tx *bolt.Tx) error
 	// size is the number of record bytes the request writes.
 	size int
+	// events is the number of events the request writes.
+	events int
 	// done receives the result; buffered so the committer never blocks.
 	done chan error
 }
@@ -150,22 +152,23 @@ func (l *Log) runBatch(batch []*commitReq, errs []error) []error {
 		errs = append(errs, nil)
 	}
 	l.commits.Add(1)
-	err := guard(func() error {
-		return l.db.Update(func(tx *bolt.Tx) error {
-			for i, r := range batch {
-				if err := r.check(tx); err != nil {
-					errs[i] = err
-					continue
-				}
-				if err := r.write(tx); err != nil {
-					return err
-				}
+	sync, err := l.writeTx(func(tx *bolt.Tx) error {
+		for i, r := range batch {
+			if err := r.check(tx); err != nil {
+				errs[i] = err
+				continue
 			}
-			return nil
-		})
+			if err := r.write(tx); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err == nil {
 		l.countCommitted(errs)
+		if l.obs.on {
+			l.obs.transaction(eventsWritten(batch, errs), sync)
+		}
 		return errs
 	}
 	if len(batch) == 1 {
@@ -174,19 +177,33 @@ func (l *Log) runBatch(batch []*commitReq, errs []error) []error {
 		}
 		return errs
 	}
+	l.obs.log.Warn("eventlog: group commit failed; retrying its writes one by one",
+		"path", l.path, "writes", len(batch), "err", err)
 	for i, r := range batch {
 		l.commits.Add(1)
-		errs[i] = l.txError(guard(func() error {
-			return l.db.Update(func(tx *bolt.Tx) error {
-				if err := r.check(tx); err != nil {
-					return err
-				}
-				return r.write(tx)
-			})
-		}))
+		sync, err := l.writeTx(func(tx *bolt.Tx) error {
+			if err := r.check(tx); err != nil {
+				return err
+			}
+			return r.write(tx)
+		})
+		if errs[i] = l.txError(err); err == nil {
+			l.obs.transaction(r.events, sync)
+		}
 	}
 	l.countCommitted(errs)
 	return errs
+}
+
+// eventsWritten sums the events of the requests that succeeded.
+func eventsWritten(batch []*commitReq, errs []error) int {
+	n := 0
+	for i, r := range batch {
+		if errs[i] == nil {
+			n += r.events
+		}
+	}
+	return n
 }
 
 // countCommitted counts the requests that succeeded.

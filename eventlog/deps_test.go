@@ -6,19 +6,19 @@ import (
 	"testing"
 )
 
-// TestDeps guards what the storage packages import (R28): the storage
-// layer imports the pure fold it validates with (rebuild) and nothing of
-// the engine's writers (loop, compact), and no module beyond the approved
-// ones.
+// TestDeps guards what the storage packages import (R28, DESIGN.md): the
+// storage layer imports nothing of the domain above it (rebuild, loop,
+// compact: validation is injected from above) and no module beyond the
+// approved ones.
 func TestDeps(t *testing.T) {
 	allowed := map[string]string{
 		"github.com/sessionlog/sessionlog/codec":    "the event model",
 		"github.com/sessionlog/sessionlog/eventlog": "eventlogtest tests the Store",
-		"github.com/sessionlog/sessionlog/rebuild":  "the fold appends are validated with (SPEC §8.2)",
 		"github.com/cockroachdb/errors":             "errors",
 		"github.com/vmihailenco/msgpack/v5":         "engine records",
 		"go.etcd.io/bbolt":                          "the store",
 		"go.etcd.io/bbolt/errors":                   "bbolt's error values",
+		"go.opentelemetry.io/otel/metric":           "the metric API (no SDK)",
 	}
 	tests := []struct {
 		name, dir string
@@ -46,5 +46,40 @@ func TestDeps(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNoDomainBelow walks eventlog's imports within the module, transitively
+// (what `go list -deps ./eventlog` shows): none is a package of the domain.
+func TestNoDomainBelow(t *testing.T) {
+	const mod = "github.com/sessionlog/sessionlog/"
+	forbidden := []string{"rebuild", "loop", "compact", "verify", "wire", "provider", "header"}
+	seen := map[string]bool{}
+	var walk func(dir, path string)
+	walk = func(dir, path string) {
+		if seen[path] {
+			return
+		}
+		seen[path] = true
+		pkg, err := build.ImportDir(dir, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range pkg.Imports {
+			rel, ok := strings.CutPrefix(imp, mod)
+			if !ok {
+				continue
+			}
+			for _, f := range forbidden {
+				if rel == f || strings.HasPrefix(rel, f+"/") {
+					t.Errorf("%s imports %s: storage must not depend on the domain", path, imp)
+				}
+			}
+			walk("../"+rel, imp)
+		}
+	}
+	walk(".", mod+"eventlog")
+	if len(seen) < 2 {
+		t.Fatalf("walked %d packages: the walk found nothing", len(seen))
 	}
 }

@@ -31,8 +31,9 @@ type Log struct {
 	opts     Options // defaults applied
 	readOnly bool
 	// replay is whether a cache miss must replay the stored events through
-	// a fresh Validator (false for the accept-all default).
+	// a fresh Validator (false for a store opened Unvalidated).
 	replay bool
+	obs    *observer
 
 	mu     sync.RWMutex // guards closed
 	closed bool
@@ -144,7 +145,7 @@ func Open(path string, opts *Options) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{db: db, path: path, opts: o, readOnly: o.ReadOnly, replay: o.NewValidator != nil && !o.Unvalidated,
-		cache: newStateCache(o.ValidatorCache), damage: damage}
+		cache: newStateCache(o.ValidatorCache), damage: damage, obs: newObserver(o.Logger, o.Metrics)}
 	if err := l.checkSize(); err != nil {
 		_ = l.db.Close() // no-op when checkSize closed it already
 		return nil, err
@@ -174,6 +175,7 @@ func Open(path string, opts *Options) (*Log, error) {
 			return nil, errors.CombineErrors(errors.Wrap(err, "eventlog: open"), l.db.Close())
 		}
 	}
+	l.obs.log.Info("eventlog: store opened", "path", path, "readOnly", o.ReadOnly, "validated", l.replay)
 	if !l.readOnly {
 		l.queue = make(chan *commitReq, maxBatch)
 		l.committerDone = make(chan struct{})
@@ -496,7 +498,33 @@ func (l *Log) view(fn func(tx *bolt.Tx) error) error {
 // update runs fn in a write transaction under guard (outside the group
 // commit: used by Import and Fork staging).
 func (l *Log) update(fn func(tx *bolt.Tx) error) error {
-	return guard(func() error { return l.db.Update(fn) })
+	sync, err := l.writeTx(fn)
+	if err == nil {
+		l.obs.synced(sync)
+	}
+	return err
+}
+
+// writeTx runs fn in a write transaction under guard and returns, when
+// metrics are on, the time the transaction spent writing and syncing the
+// file (else 0).
+func (l *Log) writeTx(fn func(tx *bolt.Tx) error) (time.Duration, error) {
+	if !l.obs.on {
+		return 0, guard(func() error { return l.db.Update(fn) })
+	}
+	// The committer and staging are the only writers and bbolt runs one
+	// write transaction at a time, so the difference of the cumulative
+	// write time is this transaction's.
+	var before time.Duration
+	err := guard(func() error {
+		return l.db.Update(func(tx *bolt.Tx) error {
+			st := l.db.Stats()
+			before = st.TxStats.GetWriteTime()
+			return fn(tx)
+		})
+	})
+	st := l.db.Stats()
+	return st.TxStats.GetWriteTime() - before, err
 }
 
 // sessionBucket returns the bucket of a session, published or not; nil
