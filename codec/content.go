@@ -61,9 +61,9 @@ func (b Block) AppendJSON(dst []byte) []byte {
 	return out
 }
 
-func decodeContent(f fieldReader, key string) (Content, error) {
+func decodeContent(f Fields, key string) (Content, error) {
 	var c Content
-	err := f.array(key, func(int) error {
+	err := f.Array(key, func(int) error {
 		b, err := decodeBlock(f, key)
 		c.Blocks = append(c.Blocks, b)
 		return err
@@ -88,16 +88,16 @@ const (
 // known, in check.
 type blockKeys struct{ seen, typed uint8 }
 
-func decodeBlock(f fieldReader, key string) (Block, error) {
+func decodeBlock(f Fields, key string) (Block, error) {
 	var b Block
 	var bk blockKeys
 	var inner []byte
 	start := f.r.off
-	err := f.object(key+"[]", func(k []byte) error {
+	err := f.Object(key+"[]", func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "type":
-			b.Type, err = f.name("block.type")
+			b.Type, err = f.Name("block.type")
 		case "text":
 			b.Text, err = bk.str(f, bkText)
 		case "id":
@@ -115,16 +115,16 @@ func decodeBlock(f fieldReader, key string) (Block, error) {
 			if c := f.r.peek(); c&0xf0 == 0x90 || c == mpArray16 || c == mpArray32 {
 				bk.typed |= bkContent
 			}
-			inner, err = f.raw("block.content")
+			inner, err = f.Raw("block.content")
 		case "isError":
 			bk.seen |= bkIsError
 			if c := f.r.peek(); c == mpTrue || c == mpFalse {
 				bk.typed |= bkIsError
 				b.IsError = c == mpTrue
 			}
-			err = f.skip()
+			err = f.Skip()
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -134,14 +134,14 @@ func decodeBlock(f fieldReader, key string) (Block, error) {
 	b.Raw = f.r.b[start:f.r.off]
 	if b.Type == BlockToolResult && bk.has(bkContent) {
 		var err error
-		if b.Inner, err = decodeContent(fieldReader{r: &Reader{b: inner}}, "block.content"); err != nil {
+		if b.Inner, err = decodeContent(Fields{r: &Reader{b: inner}}, "block.content"); err != nil {
 			return b, err
 		}
 	}
 	return b, b.check(bk)
 }
 
-func (bk *blockKeys) str(f fieldReader, bit uint8) (string, error) {
+func (bk *blockKeys) str(f Fields, bit uint8) (string, error) {
 	bk.seen |= bit
 	t, err := f.r.Next()
 	if err != nil {

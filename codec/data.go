@@ -157,7 +157,7 @@ func (k *keys) need(required keys, names ...string) error {
 
 // decodeData decodes the data object at f's position for an event of type
 // typ, consuming it whole.
-func decodeData(typ string, f fieldReader) (Data, error) {
+func decodeData(typ string, f Fields) (Data, error) {
 	switch typ {
 	case TypeTurnStart:
 		d := &TurnStart{}
@@ -186,7 +186,7 @@ func decodeData(typ string, f fieldReader) (Data, error) {
 	case TypeRequestHeader:
 		return decodeRequestHeader(f)
 	case TypeHeaderDelta:
-		raw, err := f.rawObject("data")
+		raw, err := f.RawObject("data")
 		return &HeaderDelta{Raw: raw}, err
 	case TypeRequestDigest:
 		return decodeDigest(f)
@@ -195,7 +195,7 @@ func decodeData(typ string, f fieldReader) (Data, error) {
 	case TypeCompactEnd:
 		return decodeCompactEnd(f)
 	}
-	_, err := f.rawObject("data")
+	_, err := f.RawObject("data")
 	return &Opaque{}, err
 }
 
@@ -207,31 +207,31 @@ type scope struct {
 }
 
 // field reads key k when it is turn or step, and reports whether it was.
-func (sc scope) field(f fieldReader, k []byte) (bool, error) {
+func (sc scope) field(f Fields, k []byte) (bool, error) {
 	var err error
 	switch string(k) {
 	case "turn":
 		*sc.seen |= 1
-		*sc.turn, err = f.count("turn")
+		*sc.turn, err = f.Count("turn")
 	case "step":
 		*sc.seen |= 2
-		*sc.step, err = f.count("step")
+		*sc.step, err = f.Count("step")
 	default:
 		return false, nil
 	}
 	return true, err
 }
 
-func turnOnly(f fieldReader, turn *int64) error {
+func turnOnly(f Fields, turn *int64) error {
 	var seen keys
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		if string(k) == "turn" {
 			seen |= 1
-			v, err := f.count("turn")
+			v, err := f.Count("turn")
 			*turn = v
 			return err
 		}
-		return f.skip()
+		return f.Skip()
 	})
 	if err != nil {
 		return err
@@ -239,17 +239,17 @@ func turnOnly(f fieldReader, turn *int64) error {
 	return seen.need(1, "turn")
 }
 
-func turnStep(f fieldReader, turn, step *int64) error {
+func turnStep(f Fields, turn, step *int64) error {
 	var seen keys
 	sc := scope{turn: turn, step: step, seen: &seen}
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		if ok, err := sc.field(f, k); ok {
 			return err
 		}
 		var err error
 		switch string(k) {
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -259,32 +259,32 @@ func turnStep(f fieldReader, turn, step *int64) error {
 	return seen.need(3, "turn", "step")
 }
 
-func decodeTurnEnd(f fieldReader) (Data, error) {
+func decodeTurnEnd(f Fields) (Data, error) {
 	d := &TurnEnd{}
 	var seen keys
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "turn":
 			seen |= 1
-			d.Turn, err = f.count("turn")
+			d.Turn, err = f.Count("turn")
 		case "reason":
 			seen |= 2
 			var kind bool
-			err = f.object("reason", func(k []byte) error {
+			err = f.Object("reason", func(k []byte) error {
 				if string(k) == "kind" {
 					kind = true
 					var err error
-					d.Reason, err = f.name("reason.kind")
+					d.Reason, err = f.Name("reason.kind")
 					return err
 				}
-				return f.skip()
+				return f.Skip()
 			})
 			if err == nil && !kind {
 				err = invalidf("codec: missing key reason.kind")
 			}
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -294,19 +294,19 @@ func decodeTurnEnd(f fieldReader) (Data, error) {
 	return d, seen.need(3, "turn", "reason")
 }
 
-func decodeSource(f fieldReader) (Source, error) {
+func decodeSource(f Fields) (Source, error) {
 	var s Source
 	var kind bool
-	err := f.object("source", func(k []byte) error {
+	err := f.Object("source", func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "kind":
 			kind = true
-			s.Kind, err = f.name("source.kind")
+			s.Kind, err = f.Name("source.kind")
 		case "plugin":
-			s.Plugin, err = f.str("source.plugin")
+			s.Plugin, err = f.Str("source.plugin")
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -318,7 +318,7 @@ func decodeSource(f fieldReader) (Source, error) {
 
 // decodeMessage decodes user/message, prompt/blocked, context/message and
 // steering/message, which share content and source.
-func decodeMessage(typ string, f fieldReader) (Data, error) {
+func decodeMessage(typ string, f Fields) (Data, error) {
 	var (
 		content  Content
 		source   Source
@@ -326,7 +326,7 @@ func decodeMessage(typ string, f fieldReader) (Data, error) {
 		turn     int64
 		seen     keys
 	)
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "content":
@@ -337,19 +337,19 @@ func decodeMessage(typ string, f fieldReader) (Data, error) {
 			source, err = decodeSource(f)
 		case "turn":
 			if typ != TypeSteeringMessage {
-				return f.skip()
+				return f.Skip()
 			}
 			seen |= 4
-			turn, err = f.count("turn")
+			turn, err = f.Count("turn")
 		case "envelope":
 			if typ != TypeContextMessage {
-				return f.skip()
+				return f.Skip()
 			}
-			if envelope, err = f.str("envelope"); err == nil && envelope != "raw" && envelope != "context" {
+			if envelope, err = f.Str("envelope"); err == nil && envelope != "raw" && envelope != "context" {
 				err = invalidf("codec: envelope must be \"raw\" or \"context\"")
 			}
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -367,11 +367,11 @@ func decodeMessage(typ string, f fieldReader) (Data, error) {
 	return &SteeringMessage{Turn: turn, Content: content, Source: source}, seen.need(7, "content", "source", "turn")
 }
 
-func decodeChunk(f fieldReader) (Data, error) {
+func decodeChunk(f Fields) (Data, error) {
 	d := &AssistantChunk{}
 	var seen keys
 	sc := scope{turn: &d.Turn, step: &d.Step, seen: &seen}
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		if ok, err := sc.field(f, k); ok {
 			return err
 		}
@@ -379,15 +379,15 @@ func decodeChunk(f fieldReader) (Data, error) {
 		switch string(k) {
 		case "chunk":
 			seen |= 4
-			err = f.object("chunk", func(k []byte) error {
+			err = f.Object("chunk", func(k []byte) error {
 				var err error
 				switch string(k) {
 				case "type":
-					d.Kind, err = f.name("chunk.type")
+					d.Kind, err = f.Name("chunk.type")
 				case "text":
-					d.Text, err = f.str("chunk.text")
+					d.Text, err = f.Str("chunk.text")
 				default:
-					err = f.skip()
+					err = f.Skip()
 				}
 				return err
 			})
@@ -395,7 +395,7 @@ func decodeChunk(f fieldReader) (Data, error) {
 				err = invalidf("codec: missing key chunk.type")
 			}
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -405,11 +405,11 @@ func decodeChunk(f fieldReader) (Data, error) {
 	return d, seen.need(7, "turn", "step", "chunk")
 }
 
-func decodeAssistant(f fieldReader) (Data, error) {
+func decodeAssistant(f Fields) (Data, error) {
 	d := &AssistantMessage{}
 	var seen keys
 	sc := scope{turn: &d.Turn, step: &d.Step, seen: &seen}
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		if ok, err := sc.field(f, k); ok {
 			return err
 		}
@@ -419,11 +419,11 @@ func decodeAssistant(f fieldReader) (Data, error) {
 			seen |= 4
 			d.Content, err = decodeContent(f, "content")
 		case "provenance":
-			d.Provenance, err = f.rawObject("provenance")
+			d.Provenance, err = f.RawObject("provenance")
 		case "usage":
-			_, err = f.rawObject("usage")
+			_, err = f.RawObject("usage")
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -433,11 +433,11 @@ func decodeAssistant(f fieldReader) (Data, error) {
 	return d, seen.need(7, "turn", "step", "content")
 }
 
-func decodeToolCall(f fieldReader) (Data, error) {
+func decodeToolCall(f Fields) (Data, error) {
 	d := &ToolCall{}
 	var seen keys
 	sc := scope{turn: &d.Turn, step: &d.Step, seen: &seen}
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		if ok, err := sc.field(f, k); ok {
 			return err
 		}
@@ -445,15 +445,15 @@ func decodeToolCall(f fieldReader) (Data, error) {
 		switch string(k) {
 		case "callId":
 			seen |= 4
-			d.CallID, err = f.str("callId")
+			d.CallID, err = f.Str("callId")
 		case "name":
 			seen |= 8
-			d.Name, err = f.str("name")
+			d.Name, err = f.Str("name")
 		case "arguments":
 			seen |= 16
-			d.Arguments, err = f.str("arguments")
+			d.Arguments, err = f.Str("arguments")
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -463,11 +463,11 @@ func decodeToolCall(f fieldReader) (Data, error) {
 	return d, seen.need(31, "turn", "step", "callId", "name", "arguments")
 }
 
-func decodeToolResult(f fieldReader) (Data, error) {
+func decodeToolResult(f Fields) (Data, error) {
 	d := &ToolResult{}
 	var seen keys
 	sc := scope{turn: &d.Turn, step: &d.Step, seen: &seen}
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		if ok, err := sc.field(f, k); ok {
 			return err
 		}
@@ -475,17 +475,17 @@ func decodeToolResult(f fieldReader) (Data, error) {
 		switch string(k) {
 		case "callId":
 			seen |= 4
-			d.CallID, err = f.str("callId")
+			d.CallID, err = f.Str("callId")
 		case "content":
 			seen |= 8
 			d.Content, err = decodeContent(f, "content")
 		case "isError":
 			seen |= 16
-			d.IsError, err = f.boolean("isError")
+			d.IsError, err = f.Boolean("isError")
 		case "error", "meta":
-			_, err = f.raw(string(k))
+			_, err = f.Raw(string(k))
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -495,18 +495,18 @@ func decodeToolResult(f fieldReader) (Data, error) {
 	return d, seen.need(31, "turn", "step", "callId", "content", "isError")
 }
 
-func decodeRequestHeader(f fieldReader) (Data, error) {
+func decodeRequestHeader(f Fields) (Data, error) {
 	d := &RequestHeader{}
 	var seen keys
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "header":
 			seen |= 1
-			d.Header, err = f.rawObject("header")
+			d.Header, err = f.RawObject("header")
 		case "reason":
 			seen |= 2
-			d.Reason, err = f.str("reason")
+			d.Reason, err = f.Str("reason")
 			switch d.Reason {
 			case "initial", "resume", "change", "fallback":
 			default:
@@ -515,7 +515,7 @@ func decodeRequestHeader(f fieldReader) (Data, error) {
 				}
 			}
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -525,11 +525,11 @@ func decodeRequestHeader(f fieldReader) (Data, error) {
 	return d, seen.need(3, "header", "reason")
 }
 
-func decodeDigest(f fieldReader) (Data, error) {
+func decodeDigest(f Fields) (Data, error) {
 	d := &RequestDigest{}
 	var seen keys
 	sc := scope{turn: &d.Turn, step: &d.Step, seen: &seen}
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		if ok, err := sc.field(f, k); ok {
 			return err
 		}
@@ -537,12 +537,12 @@ func decodeDigest(f fieldReader) (Data, error) {
 		switch string(k) {
 		case "sha256":
 			seen |= 4
-			d.SHA256, err = f.str("sha256")
+			d.SHA256, err = f.Str("sha256")
 			if err == nil && !isHex64(d.SHA256) {
 				err = invalidf("codec: sha256 must be 64 lowercase hex digits")
 			}
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -564,17 +564,17 @@ func isHex64(s string) bool {
 	return true
 }
 
-func decodeSummary(f fieldReader) (Data, error) {
+func decodeSummary(f Fields) (Data, error) {
 	d := &CompactSummary{}
 	var seen keys
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "summary":
 			seen |= 1
 			d.Summary, err = decodeContent(f, "summary")
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -584,20 +584,20 @@ func decodeSummary(f fieldReader) (Data, error) {
 	return d, seen.need(1, "summary")
 }
 
-func decodeCompactEnd(f fieldReader) (Data, error) {
+func decodeCompactEnd(f Fields) (Data, error) {
 	d := &CompactEnd{}
 	var seen keys
-	err := f.object("data", func(k []byte) error {
+	err := f.Object("data", func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "turn":
 			seen |= 1
-			d.Turn, err = f.count("turn")
+			d.Turn, err = f.Count("turn")
 		case "error":
 			d.HasError = true
-			_, err = f.raw("error")
+			_, err = f.Raw("error")
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})

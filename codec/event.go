@@ -112,7 +112,7 @@ func DecodeEvent(raw []byte) (Event, error) {
 
 func (e *Event) decode() error {
 	r := &Reader{b: e.Raw}
-	f := fieldReader{r: r}
+	f := Fields{r: r}
 	var data, sources, op []byte
 	var have uint8
 	const (
@@ -120,31 +120,31 @@ func (e *Event) decode() error {
 		haveSeq
 		haveTime
 	)
-	err := f.object("event", func(k []byte) error {
+	err := f.Object("event", func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "type":
 			have |= haveType
-			e.Type, err = f.name("type")
+			e.Type, err = f.Name("type")
 		case "seq":
 			have |= haveSeq
-			e.Seq, err = f.count("seq")
+			e.Seq, err = f.Count("seq")
 		case "time":
 			have |= haveTime
-			e.Time, err = f.number("time")
+			e.Time, err = f.Number("time")
 		case "data":
 			start := r.off
 			if have&haveType != 0 {
 				// The usual order: the type is known, decode in place.
 				e.Data, err = decodeData(e.Type, f)
 			} else {
-				err = f.skip()
+				err = f.Skip()
 			}
 			data = r.b[start:r.off]
 		case "sourceEventSeqs":
-			sources, err = f.raw("sourceEventSeqs")
+			sources, err = f.Raw("sourceEventSeqs")
 		case "surfaceOp":
-			op, err = f.raw("surfaceOp")
+			op, err = f.Raw("surfaceOp")
 		default:
 			return invalidf("codec: envelope key not allowed")
 		}
@@ -170,7 +170,7 @@ func (e *Event) decode() error {
 		return err
 	}
 	if e.Data == nil {
-		e.Data, err = decodeData(e.Type, fieldReader{r: &Reader{b: data}})
+		e.Data, err = decodeData(e.Type, Fields{r: &Reader{b: data}})
 	}
 	return err
 }
@@ -194,10 +194,10 @@ func (e *Event) decodeMarkers(op, sources []byte) error {
 		return nil
 	}
 	e.HasSources = true
-	f := fieldReader{r: &Reader{b: sources}}
+	f := Fields{r: &Reader{b: sources}}
 	ascending := true
-	err = f.array("sourceEventSeqs", func(int) error {
-		s, err := f.count("sourceEventSeqs[]")
+	err = f.Array("sourceEventSeqs", func(int) error {
+		s, err := f.Count("sourceEventSeqs[]")
 		if err != nil {
 			return err
 		}
@@ -231,9 +231,9 @@ func (e *Event) decodeMarkers(op, sources []byte) error {
 
 func decodeSurfaceOp(op []byte) (SurfaceOp, error) {
 	r := &Reader{b: op}
-	f := fieldReader{r: r}
+	f := Fields{r: r}
 	if op[0] != mpNil && (op[0]&0xe0 == 0xa0 || op[0] == mpStr8 || op[0] == mpStr16 || op[0] == mpStr32) {
-		s, err := f.str("surfaceOp")
+		s, err := f.Str("surfaceOp")
 		if err != nil {
 			return SurfaceOp{}, err
 		}
@@ -244,21 +244,21 @@ func decodeSurfaceOp(op []byte) (SurfaceOp, error) {
 	}
 	so := SurfaceOp{Kind: OpReplace}
 	var have uint8
-	err := f.object("surfaceOp", func(k []byte) error {
+	err := f.Object("surfaceOp", func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "op":
 			have |= 1
 			var s string
-			if s, err = f.str("surfaceOp.op"); err == nil && s != "replace" {
+			if s, err = f.Str("surfaceOp.op"); err == nil && s != "replace" {
 				err = invalidf("codec: surfaceOp.op must be \"replace\"")
 			}
 		case "start":
 			have |= 2
-			so.Start, err = f.count("surfaceOp.start")
+			so.Start, err = f.Count("surfaceOp.start")
 		case "end":
 			have |= 4
-			so.End, err = f.count("surfaceOp.end")
+			so.End, err = f.Count("surfaceOp.end")
 		default:
 			err = invalidf("codec: surfaceOp key not allowed")
 		}

@@ -6,29 +6,46 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// fieldReader decodes the typed fields the engine reads out of a stored
-// object. Its methods read one value and check its kind; the errors name
-// the key (a schema name, never user content) and are marked ErrInvalid.
-type fieldReader struct {
-	r *Reader
+// Fields is the one field reader: it decodes the typed fields the engine
+// reads out of a stored value, for codec's events and header's snapshots
+// alike (so the two cannot drift). Each method reads exactly one value and
+// checks its kind; values are skipped or copied to the storage form's
+// nesting limit. Errors name the key path (schema names and indices,
+// never content), prefixed by the reading package, and are marked
+// ErrInvalid (a wrong kind, an explicit null) or ErrCorrupt (bytes that
+// are not msgpack).
+type Fields struct {
+	r   *Reader
+	pkg string // error prefix; "" means "codec"
 }
 
-func wrongType(key string, want string, got Kind) error {
-	if got == KindNull {
-		return invalidf("codec: %s: explicit null", errors.Safe(key))
+// NewFields returns a reader of the stored value mp whose errors start
+// with pkg (say, "header").
+func NewFields(mp []byte, pkg string) Fields { return Fields{r: NewReader(mp), pkg: pkg} }
+
+func (f Fields) prefix() string {
+	if f.pkg == "" {
+		return "codec"
 	}
-	return invalidf("codec: %s: want %s, got %s", errors.Safe(key), errors.Safe(want), errors.Safe(got.String()))
+	return f.pkg
+}
+
+func (f Fields) wrongType(key string, want string, got Kind) error {
+	if got == KindNull {
+		return invalidf("%s: %s: explicit null", errors.Safe(f.prefix()), errors.Safe(key))
+	}
+	return invalidf("%s: %s: want %s, got %s", errors.Safe(f.prefix()), errors.Safe(key), errors.Safe(want), errors.Safe(got.String()))
 }
 
 // object reads a map header and calls fn for every key, leaving fn to read
 // the value (fn must consume exactly one value, or call skip).
-func (f fieldReader) object(key string, fn func(k []byte) error) error {
+func (f Fields) Object(key string, fn func(k []byte) error) error {
 	t, err := f.r.Next()
 	if err != nil {
 		return corruptOrShort(err)
 	}
 	if t.Kind != KindObject {
-		return wrongType(key, "object", t.Kind)
+		return f.wrongType(key, "object", t.Kind)
 	}
 	for i := 0; i < t.N; i++ {
 		k, ok, err := f.r.key()
@@ -36,7 +53,7 @@ func (f fieldReader) object(key string, fn func(k []byte) error) error {
 			return corruptOrShort(err)
 		}
 		if !ok {
-			return corruptf("codec: %s: object key is not a string", errors.Safe(key))
+			return corruptf("%s: %s: object key is not a string", errors.Safe(f.prefix()), errors.Safe(key))
 		}
 		if err := fn(k); err != nil {
 			return err
@@ -46,13 +63,13 @@ func (f fieldReader) object(key string, fn func(k []byte) error) error {
 }
 
 // array reads an array header and calls fn for each element index.
-func (f fieldReader) array(key string, fn func(i int) error) error {
+func (f Fields) Array(key string, fn func(i int) error) error {
 	t, err := f.r.Next()
 	if err != nil {
 		return corruptOrShort(err)
 	}
 	if t.Kind != KindArray {
-		return wrongType(key, "array", t.Kind)
+		return f.wrongType(key, "array", t.Kind)
 	}
 	for i := 0; i < t.N; i++ {
 		if err := fn(i); err != nil {
@@ -62,24 +79,24 @@ func (f fieldReader) array(key string, fn func(i int) error) error {
 	return nil
 }
 
-func (f fieldReader) skip() error {
+func (f Fields) Skip() error {
 	return corruptOrShort(f.r.Skip(maxStoredDepth))
 }
 
 // raw returns the bytes of the next value, whatever its kind but null.
-func (f fieldReader) raw(key string) ([]byte, error) {
+func (f Fields) Raw(key string) ([]byte, error) {
 	start := f.r.off
 	if err := f.r.Skip(maxStoredDepth); err != nil {
 		return nil, corruptOrShort(err)
 	}
 	if f.r.b[start] == mpNil {
-		return nil, wrongType(key, "a value", KindNull)
+		return nil, f.wrongType(key, "a value", KindNull)
 	}
 	return f.r.b[start:f.r.off], nil
 }
 
 // rawObject returns the bytes of the next value, which must be an object.
-func (f fieldReader) rawObject(key string) ([]byte, error) {
+func (f Fields) RawObject(key string) ([]byte, error) {
 	start := f.r.off
 	if f.r.off < len(f.r.b) {
 		if c := f.r.b[start]; !(c&0xf0 == 0x80 || c == mpMap16 || c == mpMap32) {
@@ -87,19 +104,19 @@ func (f fieldReader) rawObject(key string) ([]byte, error) {
 			if err != nil {
 				return nil, corruptOrShort(err)
 			}
-			return nil, wrongType(key, "object", t.Kind)
+			return nil, f.wrongType(key, "object", t.Kind)
 		}
 	}
-	return f.raw(key)
+	return f.Raw(key)
 }
 
-func (f fieldReader) str(key string) (string, error) {
+func (f Fields) Str(key string) (string, error) {
 	t, err := f.r.Next()
 	if err != nil {
 		return "", corruptOrShort(err)
 	}
 	if t.Kind != KindString {
-		return "", wrongType(key, "string", t.Kind)
+		return "", f.wrongType(key, "string", t.Kind)
 	}
 	return string(t.Str), nil
 }
@@ -107,13 +124,13 @@ func (f fieldReader) str(key string) (string, error) {
 // name reads a string that is usually one of the engine's own names (an
 // event, chunk or block type, a source kind): those are returned without
 // allocating.
-func (f fieldReader) name(key string) (string, error) {
+func (f Fields) Name(key string) (string, error) {
 	t, err := f.r.Next()
 	if err != nil {
 		return "", corruptOrShort(err)
 	}
 	if t.Kind != KindString {
-		return "", wrongType(key, "string", t.Kind)
+		return "", f.wrongType(key, "string", t.Kind)
 	}
 	return intern(t.Str), nil
 }
@@ -141,30 +158,30 @@ func intern(b []byte) string {
 	return string(b)
 }
 
-func (f fieldReader) boolean(key string) (bool, error) {
+func (f Fields) Boolean(key string) (bool, error) {
 	t, err := f.r.Next()
 	if err != nil {
 		return false, corruptOrShort(err)
 	}
 	if t.Kind != KindBool {
-		return false, wrongType(key, "boolean", t.Kind)
+		return false, f.wrongType(key, "boolean", t.Kind)
 	}
 	return t.Bool, nil
 }
 
-func (f fieldReader) number(key string) (float64, error) {
+func (f Fields) Number(key string) (float64, error) {
 	t, err := f.r.Next()
 	if err != nil {
 		return 0, corruptOrShort(err)
 	}
 	if t.Kind != KindInt && t.Kind != KindFloat {
-		return 0, wrongType(key, "number", t.Kind)
+		return 0, f.wrongType(key, "number", t.Kind)
 	}
 	return t.Number(), nil
 }
 
 // integer reads a number that must be an integer within ±2^53.
-func (f fieldReader) integer(key string) (int64, error) {
+func (f Fields) Integer(key string) (int64, error) {
 	t, err := f.r.Next()
 	if err != nil {
 		return 0, corruptOrShort(err)
@@ -176,16 +193,16 @@ func (f fieldReader) integer(key string) (int64, error) {
 		if t.Kind == KindFloat && t.Float == math.Trunc(t.Float) && math.Abs(t.Float) <= 1<<53 {
 			return int64(t.Float), nil
 		}
-		return 0, invalidf("codec: %s: want an integer", errors.Safe(key))
+		return 0, invalidf("%s: %s: want an integer within ±2^53", errors.Safe(f.prefix()), errors.Safe(key))
 	}
-	return 0, wrongType(key, "integer", t.Kind)
+	return 0, f.wrongType(key, "integer", t.Kind)
 }
 
 // count reads an integer that must be ≥ 0.
-func (f fieldReader) count(key string) (int64, error) {
-	v, err := f.integer(key)
+func (f Fields) Count(key string) (int64, error) {
+	v, err := f.Integer(key)
 	if err == nil && v < 0 {
-		return 0, invalidf("codec: %s: negative", errors.Safe(key))
+		return 0, invalidf("%s: %s: negative", errors.Safe(f.prefix()), errors.Safe(key))
 	}
 	return v, err
 }

@@ -8,10 +8,14 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// maxStoredDepth bounds recursion over stored values. JSON input is limited
-// to 512 levels by default (Limits); a record may be one level deeper (the
-// event envelope around data); anything deeper did not come from us.
-const maxStoredDepth = 1024
+// MaxStoredDepth bounds recursion over stored values, for every reader of
+// the storage form. JSON input is limited to 512 levels by default
+// (Limits) and to MaxStoredDepth-1 at most; a record may be one level
+// deeper (the event envelope around data); anything deeper did not come
+// from us.
+const MaxStoredDepth = 1024
+
+const maxStoredDepth = MaxStoredDepth
 
 // ToJSON appends the JSON text of one stored value (a msgpack image written
 // by FromJSON or the Append functions) to dst, following ECMAScript

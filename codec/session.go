@@ -32,33 +32,33 @@ func ParseSessionHeader(line []byte, lim Limits) (SessionHeader, error) {
 func DecodeSessionHeader(raw []byte) (SessionHeader, error) {
 	h := SessionHeader{Raw: raw}
 	r := &Reader{b: raw}
-	f := fieldReader{r: r}
+	f := Fields{r: r}
 	var seen keys
 	var typ string
 	var version float64
-	err := f.object("session header", func(k []byte) error {
+	err := f.Object("session header", func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "type":
 			seen |= 1
-			typ, err = f.str("type")
+			typ, err = f.Str("type")
 		case "version":
 			seen |= 2
-			version, err = f.number("version")
+			version, err = f.Number("version")
 		case "id":
 			seen |= 4
-			h.ID, err = f.str("id")
+			h.ID, err = f.Str("id")
 		case "createdAt":
 			seen |= 8
-			h.CreatedAt, err = f.number("createdAt")
+			h.CreatedAt, err = f.Number("createdAt")
 		case "cwd":
-			h.Cwd, err = f.str("cwd")
+			h.Cwd, err = f.Str("cwd")
 		case "parentSession":
-			h.ParentSession, err = f.str("parentSession")
+			h.ParentSession, err = f.Str("parentSession")
 		case "seedLength":
-			h.SeedLength, err = f.count("seedLength")
+			h.SeedLength, err = f.Count("seedLength")
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})

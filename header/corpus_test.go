@@ -135,35 +135,36 @@ func expectedRequest(t *testing.T, line []byte) (wantRequest, bool) {
 	}
 	var w wantRequest
 	found := false
-	f := newFields(mp)
-	err = f.object("line", func(key string) error {
-		if key != "request" {
-			return f.skip()
+	f := codec.NewFields(mp, "header")
+	err = f.Object("line", func(key []byte) error {
+		if string(key) != "request" {
+			return f.Skip()
 		}
-		raw, err := f.r.Value(maxDepth)
+		raw, err := f.Raw("line.request")
+		if errors.Is(err, codec.ErrInvalid) {
+			return nil // null: no request expected
+		}
 		if err != nil {
 			return err
 		}
-		if t, _ := codec.NewReader(raw).Next(); t.Kind == codec.KindNull {
-			return nil
-		}
 		found = true
-		g := newFields(raw)
-		return g.object("request", func(key string) error {
+		g := codec.NewFields(raw, "header")
+		return g.Object("request", func(k []byte) error {
+			key := string(k)
 			var err error
 			switch key {
 			case "model":
-				w.model, err = g.str(key)
+				w.model, err = g.Str(key)
 			case "system":
 				w.hasSystem = true
-				w.system, err = g.str(key)
+				w.system, err = g.Str(key)
 			case "tools":
 				var v []byte
-				if v, err = g.r.Value(maxDepth); err == nil {
+				if v, err = g.Raw(key); err == nil {
 					w.tools, _, err = codec.ToJSON(nil, v)
 				}
 			default:
-				err = g.skip()
+				err = g.Skip()
 			}
 			return err
 		})

@@ -4,6 +4,8 @@ import (
 	"bytes"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/codec"
 )
 
 // Delta is the data of a request/header-delta event (SPEC §5.4): the
@@ -67,8 +69,9 @@ func DecodeDelta(mp []byte) (Delta, error) {
 	mp = bytes.Clone(mp)
 	var d Delta
 	var have seen
-	f := newFields(mp)
-	err := f.object("delta", func(key string) error {
+	f := codec.NewFields(mp, "header")
+	err := f.Object("delta", func(k []byte) error {
+		key := string(k)
 		var err error
 		switch key {
 		case "system":
@@ -91,7 +94,7 @@ func DecodeDelta(mp []byte) (Delta, error) {
 				d.Prefix, err = decodeMessages(f, "delta.messagePrefix")
 			}
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -101,27 +104,28 @@ func DecodeDelta(mp []byte) (Delta, error) {
 	return d, nil
 }
 
-func decodeSystemDelta(f fields, path string) (*SystemDelta, error) {
+func decodeSystemDelta(f codec.Fields, path string) (*SystemDelta, error) {
 	sd := &SystemDelta{}
 	var have seen
-	err := f.object(path, func(key string) error {
+	err := f.Object(path, func(k []byte) error {
+		key := string(k)
 		var err error
 		p := join(path, key)
 		switch key {
 		case "keepStart":
 			if err = have.mark(1, p); err == nil {
-				sd.KeepStart, err = f.integer(p)
+				sd.KeepStart, err = f.Integer(p)
 			}
 		case "keepEnd":
 			if err = have.mark(2, p); err == nil {
-				sd.KeepEnd, err = f.integer(p)
+				sd.KeepEnd, err = f.Integer(p)
 			}
 		case "insert":
 			if err = have.mark(4, p); err == nil {
 				sd.Insert, err = decodeStrings(f, p)
 			}
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -134,10 +138,11 @@ func decodeSystemDelta(f fields, path string) (*SystemDelta, error) {
 	return sd, nil
 }
 
-func decodeToolsDelta(f fields, path string) (*ToolsDelta, error) {
+func decodeToolsDelta(f codec.Fields, path string) (*ToolsDelta, error) {
 	td := &ToolsDelta{}
 	var have seen
-	err := f.object(path, func(key string) error {
+	err := f.Object(path, func(k []byte) error {
+		key := string(k)
 		var err error
 		p := join(path, key)
 		switch key {
@@ -154,7 +159,7 @@ func decodeToolsDelta(f fields, path string) (*ToolsDelta, error) {
 				td.Changed, err = decodeTools(f, p)
 			}
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})

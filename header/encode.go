@@ -145,11 +145,11 @@ func unknownKeys(raw []byte) [][2][]byte {
 	}
 	var out [][2][]byte
 	for i := 0; i < t.N; i++ {
-		k, err := r.Value(maxDepth)
+		k, err := r.Value(codec.MaxStoredDepth)
 		if err != nil {
 			return out
 		}
-		v, err := r.Value(maxDepth)
+		v, err := r.Value(codec.MaxStoredDepth)
 		if err != nil {
 			return out
 		}

@@ -3,6 +3,7 @@ package header
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -233,5 +234,26 @@ func checkDeltaRoundTrip(t *testing.T, d Delta) {
 	}
 	if again := back.Encode(); !bytes.Equal(again, enc) {
 		t.Fatalf("Encode(DecodeDelta(Encode(d))) = %x, want %x", again, enc)
+	}
+}
+
+// TestDeepParametersAgree: codec and header read stored values with one
+// field reader, so a header whose tool parameters nest deeply is accepted
+// by header.Decode exactly when codec.FromJSON accepted its text (the
+// ~600-deep header of issue 11 used to pass codec and fail header).
+func TestDeepParametersAgree(t *testing.T) {
+	for _, depth := range []int{10, 511, 600, 1000, 1019, 1022, 1030} {
+		t.Run(strconv.Itoa(depth), func(t *testing.T) {
+			params := strings.Repeat(`{"a":`, depth) + `1` + strings.Repeat(`}`, depth)
+			js := `{"tools":[{"name":"t","description":"d","parameters":` + params + `}],"config":{"model":"m"}}`
+			mp, err := codec.FromJSON(nil, []byte(js), codec.Limits{MaxDepth: codec.MaxStoredDepth})
+			_, derr := Decode(mp)
+			if (err == nil) != (derr == nil) {
+				t.Fatalf("depth %d: codec.FromJSON = %v but header.Decode = %v", depth, err, derr)
+			}
+			if depth == 600 && err != nil {
+				t.Fatalf("depth 600 refused: %v", err)
+			}
+		})
 	}
 }

@@ -295,7 +295,7 @@ func jsSlice(a []string, start, end float64) []string {
 // to the extremes of int64.
 func TestApplySystemSlice(t *testing.T) {
 	g := gen{r: rand.New(rand.NewPCG(3, 4))}
-	counts := []int64{math.MinInt64, math.MinInt64 + 1, -maxSafe, -100, -1, 0, 1, 2, 3, 100, maxSafe, math.MaxInt64}
+	counts := []int64{math.MinInt64, math.MinInt64 + 1, -(1 << 53), -100, -1, 0, 1, 2, 3, 100, 1 << 53, math.MaxInt64}
 	count := func() int64 {
 		if g.r.IntN(2) == 0 {
 			return counts[g.r.IntN(len(counts))]

@@ -170,8 +170,9 @@ func Decode(mp []byte) (Snapshot, error) {
 	mp = bytes.Clone(mp)
 	var s Snapshot
 	var have seen
-	f := newFields(mp)
-	err := f.object("EpochHeader", func(key string) error {
+	f := codec.NewFields(mp, "header")
+	err := f.Object("EpochHeader", func(k []byte) error {
+		key := string(k)
 		var err error
 		switch key {
 		case "config":
@@ -180,7 +181,7 @@ func Decode(mp []byte) (Snapshot, error) {
 			}
 		case "system":
 			if err = have.mark(2, "system"); err == nil {
-				s.System, err = f.str("system")
+				s.System, err = f.Str("system")
 			}
 		case "tools":
 			if err = have.mark(4, "tools"); err == nil {
@@ -191,7 +192,7 @@ func Decode(mp []byte) (Snapshot, error) {
 				s.Prefix, err = decodeMessages(f, "messagePrefix")
 			}
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -216,8 +217,8 @@ func (s Snapshot) canonical() Snapshot {
 }
 
 // decodeConfig reads a config object. Raw aliases the reader's buffer.
-func decodeConfig(f fields, path string) (Config, error) {
-	raw, err := f.value(path)
+func decodeConfig(f codec.Fields, path string) (Config, error) {
+	raw, err := f.Raw(path)
 	if err != nil {
 		return Config{}, err
 	}
@@ -230,28 +231,29 @@ func decodeConfig(f fields, path string) (Config, error) {
 func parseConfig(raw []byte, path string) (Config, error) {
 	var c Config
 	var have seen
-	f := newFields(raw)
-	err := f.object(path, func(key string) error {
+	f := codec.NewFields(raw, "header")
+	err := f.Object(path, func(k []byte) error {
+		key := string(k)
 		var err error
 		switch key {
 		case "provider":
 			if err = have.mark(1, join(path, key)); err == nil {
 				c.HasProvider = true
-				c.Provider, err = f.str(join(path, key))
+				c.Provider, err = f.Str(join(path, key))
 			}
 		case "model":
 			if err = have.mark(2, join(path, key)); err == nil {
-				c.Model, err = f.str(join(path, key))
+				c.Model, err = f.Str(join(path, key))
 			}
 		case "temperature":
 			if err = have.mark(4, join(path, key)); err == nil {
 				c.HasTemperature = true
-				c.Temperature, err = f.number(join(path, key))
+				c.Temperature, err = f.Number(join(path, key))
 			}
 		case "maxTokens":
 			if err = have.mark(8, join(path, key)); err == nil {
 				c.HasMaxTokens = true
-				c.MaxTokens, err = f.integer(join(path, key))
+				c.MaxTokens, err = f.Integer(join(path, key))
 			}
 		case "stop":
 			if err = have.mark(16, join(path, key)); err == nil {
@@ -274,7 +276,7 @@ func parseConfig(raw []byte, path string) (Config, error) {
 				c.ReasoningEffort, err = f.str(join(path, key))
 			}
 		default:
-			err = f.skip()
+			err = f.Skip()
 		}
 		return err
 	})
@@ -289,10 +291,10 @@ func parseConfig(raw []byte, path string) (Config, error) {
 
 // decodeStrings reads an array of strings; an empty array gives a non-nil
 // empty slice.
-func decodeStrings(f fields, path string) ([]string, error) {
+func decodeStrings(f codec.Fields, path string) ([]string, error) {
 	out := []string{}
-	err := f.array(path, func(i int) error {
-		s, err := f.str(index(path, i))
+	err := f.Array(path, func(i int) error {
+		s, err := f.Str(index(path, i))
 		out = append(out, s)
 		return err
 	})
@@ -300,9 +302,9 @@ func decodeStrings(f fields, path string) ([]string, error) {
 }
 
 // decodeTools reads an array of tool objects.
-func decodeTools(f fields, path string) ([]Tool, error) {
+func decodeTools(f codec.Fields, path string) ([]Tool, error) {
 	var out []Tool
-	err := f.array(path, func(i int) error {
+	err := f.Array(path, func(i int) error {
 		t, err := decodeTool(f, index(path, i))
 		out = append(out, t)
 		return err
@@ -312,23 +314,24 @@ func decodeTools(f fields, path string) ([]Tool, error) {
 
 // decodeTool reads one tool object: a string name; description, parameters
 // and other keys are carried, not read.
-func decodeTool(f fields, path string) (Tool, error) {
-	raw, err := f.value(path)
+func decodeTool(f codec.Fields, path string) (Tool, error) {
+	raw, err := f.Raw(path)
 	if err != nil {
 		return Tool{}, err
 	}
 	t := Tool{Raw: raw}
 	var have seen
-	g := newFields(raw)
-	err = g.object(path, func(key string) error {
+	g := codec.NewFields(raw, "header")
+	err = g.Object(path, func(k []byte) error {
+		key := string(k)
 		if key != "name" {
-			return g.skip()
+			return g.Skip()
 		}
 		if err := have.mark(1, join(path, key)); err != nil {
 			return err
 		}
 		var err error
-		t.Name, err = g.str(join(path, key))
+		t.Name, err = g.Str(join(path, key))
 		return err
 	})
 	if err != nil {
@@ -342,9 +345,9 @@ func decodeTool(f fields, path string) (Tool, error) {
 }
 
 // decodeMessages reads an array of messages and returns their JSON texts.
-func decodeMessages(f fields, path string) ([][]byte, error) {
+func decodeMessages(f codec.Fields, path string) ([][]byte, error) {
 	var out [][]byte
-	err := f.array(path, func(i int) error {
+	err := f.Array(path, func(i int) error {
 		m, err := decodeMessage(f, index(path, i))
 		out = append(out, m)
 		return err
@@ -355,20 +358,21 @@ func decodeMessages(f fields, path string) ([][]byte, error) {
 // decodeMessage reads one message object (SPEC §2.6): a string role and a
 // content array whose blocks are objects with a string type. Everything
 // else (block fields, provenance, unknown keys) is carried as is.
-func decodeMessage(f fields, path string) ([]byte, error) {
-	raw, err := f.value(path)
+func decodeMessage(f codec.Fields, path string) ([]byte, error) {
+	raw, err := f.Raw(path)
 	if err != nil {
 		return nil, err
 	}
 	var have seen
-	g := newFields(raw)
-	err = g.object(path, func(key string) error {
+	g := codec.NewFields(raw, "header")
+	err = g.Object(path, func(k []byte) error {
+		key := string(k)
 		switch key {
 		case "role":
 			if err := have.mark(1, join(path, key)); err != nil {
 				return err
 			}
-			_, err := g.str(join(path, key))
+			_, err := g.Str(join(path, key))
 			return err
 		case "content":
 			if err := have.mark(2, join(path, key)); err != nil {
@@ -376,7 +380,7 @@ func decodeMessage(f fields, path string) ([]byte, error) {
 			}
 			return decodeBlocks(g, join(path, key))
 		}
-		return g.skip()
+		return g.Skip()
 	})
 	if err != nil {
 		return nil, err
@@ -392,16 +396,17 @@ func decodeMessage(f fields, path string) ([]byte, error) {
 }
 
 // decodeBlocks checks a content array: objects, each with a string type.
-func decodeBlocks(f fields, path string) error {
-	return f.array(path, func(i int) error {
+func decodeBlocks(f codec.Fields, path string) error {
+	return f.Array(path, func(i int) error {
 		p := index(path, i)
 		typed := false
-		err := f.object(p, func(key string) error {
+		err := f.Object(p, func(k []byte) error {
+			key := string(k)
 			if key != "type" {
-				return f.skip()
+				return f.Skip()
 			}
 			typed = true
-			_, err := f.str(join(p, key))
+			_, err := f.Str(join(p, key))
 			return err
 		})
 		if err == nil && !typed {
@@ -419,7 +424,7 @@ func ParseTool(text []byte) (Tool, error) {
 	if err != nil {
 		return Tool{}, errors.Wrap(err, "header: tool")
 	}
-	return decodeTool(newFields(raw), "tool")
+	return decodeTool(codec.NewFields(raw, "header"), "tool")
 }
 
 // ParseMessage checks one prefix message given as JSON text, with the checks
@@ -430,5 +435,5 @@ func ParseMessage(text []byte) ([]byte, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "header: message")
 	}
-	return decodeMessage(newFields(raw), "message")
+	return decodeMessage(codec.NewFields(raw, "header"), "message")
 }
