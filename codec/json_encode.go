@@ -31,9 +31,12 @@ func ToJSON(dst, mp []byte) ([]byte, int, error) {
 	return out, r.off, nil
 }
 
-// MustJSON is ToJSON for values the caller built itself; it returns nil on
-// malformed input instead of an error.
-func MustJSON(mp []byte) []byte {
+// JSONOrNil returns the JSON text of mp, which must be exactly one
+// well-formed stored value; it returns nil otherwise (malformed, truncated
+// or followed by more bytes), never an error and never a panic. For values
+// the caller built itself, where nil is a bug the caller checks for.
+// (It was MustJSON, a name that promised a panic it never made.)
+func JSONOrNil(mp []byte) []byte {
 	out, n, err := ToJSON(nil, mp)
 	if err != nil || n != len(mp) {
 		return nil

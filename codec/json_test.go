@@ -460,8 +460,8 @@ func TestAppendBuilders(t *testing.T) {
 	}
 }
 
-// TestMustJSON checks MustJSON on good and malformed images.
-func TestMustJSON(t *testing.T) {
+// TestJSONOrNil checks JSONOrNil on good and malformed images.
+func TestJSONOrNil(t *testing.T) {
 	tests := []struct {
 		name string
 		mp   []byte
@@ -475,9 +475,9 @@ func TestMustJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := codec.MustJSON(tt.mp)
+			got := codec.JSONOrNil(tt.mp)
 			if string(got) != tt.want || (tt.want == "" && got != nil) {
-				t.Errorf("MustJSON(%x) = %q, want %q", tt.mp, got, tt.want)
+				t.Errorf("JSONOrNil(%x) = %q, want %q", tt.mp, got, tt.want)
 			}
 		})
 	}

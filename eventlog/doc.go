@@ -6,7 +6,8 @@
 // # On-disk layout
 //
 // The bucket names, keys and record layouts below are part of the on-disk
-// format and frozen; a change needs a new FormatVersion.
+// format and frozen; a change needs a new FormatVersion. Their one
+// definition is package eventlog/layout, which salvage reads through too.
 //
 //	root
 //	├── meta                                  bucket

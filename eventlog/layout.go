@@ -2,28 +2,25 @@ package eventlog
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
 
 	"github.com/cockroachdb/errors"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog/layout"
 )
 
-// Bucket names and keys. They are part of the on-disk format (see the
-// package doc): frozen. A change needs a new FormatVersion.
+// Bucket names and keys, as bbolt takes them: package layout's frozen
+// names (see the package doc).
 var (
-	bucketMeta     = []byte("meta")
-	bucketSessions = []byte("sessions")
-	bucketEvents   = []byte("events")
-	keyFormat      = []byte("format")
-	keyHeader      = []byte("header")
-	keyHead        = []byte("head")
-	// keyStaging marks a session bucket an Import or Fork is still
-	// filling; the publishing transaction deletes it as it writes the
-	// head. A bucket with neither is damaged, never "unpublished".
-	keyStaging = []byte("staging")
+	bucketMeta     = []byte(layout.Meta)
+	bucketSessions = []byte(layout.Sessions)
+	bucketEvents   = []byte(layout.Events)
+	keyFormat      = []byte(layout.Format)
+	keyHeader      = []byte(layout.Header)
+	keyHead        = []byte(layout.Head)
+	keyStaging     = []byte(layout.Staging)
 )
 
 // FormatVersion is the store format this code reads and writes, recorded
@@ -35,13 +32,12 @@ const FormatVersion = 1
 // key, whose own limit is 32 KiB).
 const MaxSessionID = 1024
 
-// seqKeyLen is the length of an event key: the seq as a big-endian uint64.
-const seqKeyLen = 8
+// seqKeyLen is the length of an event key.
+const seqKeyLen = layout.SeqKeyLen
 
-// seqKey returns the key of seq: 8 bytes, big-endian, so that bbolt's byte
-// order is seq order.
+// seqKey returns the key of seq (layout.AppendSeqKey).
 func seqKey(seq int64) []byte {
-	return binary.BigEndian.AppendUint64(make([]byte, 0, seqKeyLen), uint64(seq))
+	return layout.AppendSeqKey(make([]byte, 0, seqKeyLen), seq)
 }
 
 // parseSeqKey decodes an event key, checking its length and range.
@@ -49,41 +45,26 @@ func parseSeqKey(k []byte) (int64, error) {
 	if len(k) != seqKeyLen {
 		return 0, corruptf("eventlog: event key of %d bytes (want %d)", errors.Safe(len(k)), errors.Safe(seqKeyLen))
 	}
-	v := binary.BigEndian.Uint64(k)
-	if v > math.MaxInt64 {
-		return 0, corruptf("eventlog: event key %#x is out of range", errors.Safe(v))
+	seq, ok := layout.ParseSeqKey(k)
+	if !ok {
+		return 0, corruptf("eventlog: event key %#x is out of range", errors.Safe(k))
 	}
-	return int64(v), nil
+	return seq, nil
 }
 
-// metaRecord is the store's own record, under meta/format. Tags are part of
-// the on-disk format and permanent.
-type metaRecord struct {
-	// Format is the store format version (FormatVersion when written).
-	Format int64 `msgpack:"f"`
-}
+// metaRecord is the store's own record, under meta/format.
+type metaRecord = layout.MetaRecord
 
 // headRecord is a session's head, under sessions/<id>/head. Its presence
-// publishes the session. Tags are part of the on-disk format and permanent.
-type headRecord struct {
-	// Next is the seq of the next event (= number of events stored).
-	Next int64 `msgpack:"n"`
-	// Turns counts turn/start events.
-	Turns int64 `msgpack:"t"`
-	// LastTime is the time of the last event, createdAt when there is none.
-	LastTime float64 `msgpack:"l"`
-	// Chain is the running chain hash (SPEC §8.2), 32 bytes.
-	Chain []byte `msgpack:"c"`
-	// Stored is the sum of the sizes of the stored event records.
-	Stored int64 `msgpack:"b"`
-}
+// publishes the session.
+type headRecord = layout.HeadRecord
 
 // maxEngineRecord bounds an engine record's size when decoding.
 const maxEngineRecord = 1 << 16
 
 // headRecordFields is the number of fields of headRecord: a stored head
 // must have exactly these.
-const headRecordFields = 5
+const headRecordFields = layout.HeadRecordFields
 
 // encodeEngineRecord encodes v (metaRecord or headRecord) with msgpack and
 // frames it as a record.
@@ -169,7 +150,7 @@ func decodeHead(rec []byte) (headRecord, error) {
 }
 
 // toHead converts a decoded head record and header to the API's Head.
-func (h headRecord) toHead(hdr codec.SessionHeader) Head {
+func toHead(h headRecord, hdr codec.SessionHeader) Head {
 	out := Head{Header: hdr, Next: h.Next, Turns: h.Turns, LastTime: h.LastTime, StoredBytes: h.Stored}
 	copy(out.Chain[:], h.Chain)
 	return out

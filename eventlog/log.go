@@ -596,7 +596,7 @@ func decodeStored(id string, headRec, headerRec []byte) (Head, error) {
 	if hdr.ID != id {
 		return Head{}, corruptf("eventlog: session %q: header record names session %q", errors.Safe(id), errors.Safe(hdr.ID))
 	}
-	return hr.toHead(hdr), nil
+	return toHead(hr, hdr), nil
 }
 
 // Head returns the session's head record; ErrNotFound if the session does

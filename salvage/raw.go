@@ -3,7 +3,6 @@ package salvage
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"io/fs"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/layout"
 )
 
 // File is a store file opened directly with bbolt, read-only, as a Source
@@ -72,15 +72,16 @@ type FileOptions struct {
 	LockTimeout time.Duration
 }
 
-// The layout of eventlog's store (its package doc): frozen.
+// The layout of eventlog's store, from its one definition (package
+// eventlog/layout), as bbolt takes it.
 var (
-	rawSessions = []byte("sessions")
-	rawEvents   = []byte("events")
-	rawMeta     = []byte("meta")
-	rawFormat   = []byte("format")
-	rawHeader   = []byte("header")
-	rawHead     = []byte("head")
-	rawStaging  = []byte("staging") // an Import or Fork is (or was, before a crash) filling the bucket
+	rawSessions = []byte(layout.Sessions)
+	rawEvents   = []byte(layout.Events)
+	rawMeta     = []byte(layout.Meta)
+	rawFormat   = []byte(layout.Format)
+	rawHeader   = []byte(layout.Header)
+	rawHead     = []byte(layout.Head)
+	rawStaging  = []byte(layout.Staging) // an Import or Fork is (or was, before a crash) filling the bucket
 )
 
 // OpenFile opens the store file at path read-only, directly with bbolt. A
@@ -209,9 +210,7 @@ func (f *File) readFormat() error {
 		})
 	})
 	if err == nil {
-		var m struct {
-			Format int64 `msgpack:"f"`
-		}
+		var m layout.MetaRecord
 		if err = decodeEngine(rec, &m, false); err == nil {
 			f.format = m.Format
 		}
@@ -380,14 +379,8 @@ func (f *File) HeaderRecord(ctx context.Context, id string) ([]byte, error) {
 	return rec, err
 }
 
-// headRecord is eventlog's head record (its package doc: frozen tags).
-type headRecord struct {
-	Next     int64   `msgpack:"n"`
-	Turns    int64   `msgpack:"t"`
-	LastTime float64 `msgpack:"l"`
-	Chain    []byte  `msgpack:"c"`
-	Stored   int64   `msgpack:"b"`
-}
+// headRecord is eventlog's head record.
+type headRecord = layout.HeadRecord
 
 // Head returns the session's head, decoded. A session without a head
 // record (never published, or its head key is damaged) is an error.
@@ -468,7 +461,7 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 				return damagedf("salvage: session %q has no events bucket", errors.Safe(id))
 			}
 			c := eb.Cursor()
-			k, v := c.Seek(binary.BigEndian.AppendUint64(nil, uint64(next)))
+			k, v := c.Seek(layout.AppendSeqKey(nil, next))
 			if next == 0 {
 				k, v = c.First()
 			}
@@ -477,11 +470,11 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 					more = true
 					return nil
 				}
-				if len(k) != 8 || k[0]&0x80 != 0 {
+				seq, ok := layout.ParseSeqKey(k)
+				if !ok {
 					return damagedf("salvage: session %q: a malformed event key (%d bytes, %x) after seq %d",
 						errors.Safe(id), errors.Safe(len(k)), errors.Safe(k[:min(len(k), 16)]), errors.Safe(next-1))
 				}
-				seq := int64(binary.BigEndian.Uint64(k))
 				if v == nil {
 					return damagedf("salvage: session %q seq %d: the key holds a bucket, not a record", errors.Safe(id), errors.Safe(seq))
 				}
