@@ -1,0 +1,63 @@
+package loop_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/sessionlog/sessionlog"
+	"github.com/sessionlog/sessionlog/header"
+	"github.com/sessionlog/sessionlog/loop"
+	"github.com/sessionlog/sessionlog/scenario"
+)
+
+// agent is the host: the system prompt, the tools and the model per step.
+type agent struct{ tools []loop.Tool }
+
+func (a agent) Step(context.Context, int64, int64) (loop.StepSpec, error) {
+	return loop.StepSpec{System: "You are terse.", Tools: a.tools,
+		Config: header.Config{Provider: "scripted", HasProvider: true, Model: "m1"}}, nil
+}
+
+// An agent with two tools, driven by the scripted model: open a store
+// with the default validation, create a session, run one turn.
+func Example() {
+	dir, _ := os.MkdirTemp("", "loop-example")
+	defer os.RemoveAll(dir)
+	store, err := sessionlog.Open(filepath.Join(dir, "sessions.db"), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer store.Close()
+
+	tools := []loop.Tool{
+		{Name: "clock", Description: "The time of day.", Parameters: []byte(`{"type":"object"}`),
+			Run: func(context.Context, loop.Call) (loop.Result, error) {
+				return loop.Result{Content: loop.Text("12:00")}, nil
+			}},
+		{Name: "echo", Description: "Says its argument back.", Parameters: []byte(`{"type":"object"}`),
+			Run: func(_ context.Context, c loop.Call) (loop.Result, error) {
+				return loop.Result{Content: loop.Text(c.Arguments)}, nil
+			}},
+	}
+	model := &scenario.Provider{} // a real host uses package provider
+	model.SetReplies([][]byte{
+		[]byte(`[{"type":"tool-call","id":"c1","name":"clock","arguments":"{}"}]`),
+		[]byte(`[{"type":"text","text":"It is noon."}]`),
+	})
+	ctx := context.Background()
+	l, err := loop.Create(ctx, store, "demo", loop.Options{Provider: model, Host: agent{tools}})
+	if err != nil {
+		panic(err)
+	}
+	out, err := l.Send(ctx, loop.Text("What time is it?"), loop.User)
+	if err != nil {
+		panic(err)
+	}
+	if err := l.Dispose(ctx); err != nil {
+		panic(err)
+	}
+	fmt.Printf("turn %d %s after %d steps; the log holds %d events\n", out.Turn, out.Reason, out.Steps, l.Next())
+	// Output: turn 1 completed after 2 steps; the log holds 26 events
+}
