@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/metrictest"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
@@ -110,7 +113,11 @@ func BenchmarkStepOverhead(b *testing.B) {
 }
 
 // overheadLoop opens a loop over a session with n history messages.
-func overheadLoop(b *testing.B, n int) *loop.Loop {
+func overheadLoop(b *testing.B, n int) *loop.Loop { return overheadLoopWith(b, n, nil) }
+
+// overheadLoopWith is overheadLoop with the loop's and the store's
+// metrics going to mp (nil: off).
+func overheadLoopWith(b *testing.B, n int, mp metric.MeterProvider) *loop.Loop {
 	path := filepath.Join(b.TempDir(), "s.db")
 	setup, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
@@ -121,16 +128,52 @@ func overheadLoop(b *testing.B, n int) *loop.Loop {
 		b.Fatal(err)
 	}
 	setup.Close()
-	store, err := eventlog.Open(path, &eventlog.Options{NoSync: os.Getenv("BENCH_NOSYNC") != "", NewValidator: rebuild.NewValidator})
+	store, err := eventlog.Open(path, &eventlog.Options{NoSync: os.Getenv("BENCH_NOSYNC") != "", NewValidator: rebuild.NewValidator,
+		Metrics: mp})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { store.Close() })
 	host := &fixedHost{spec: loop.StepSpec{System: "You are a coding agent.", Config: config(b, `{"provider":"p","model":"m"}`)}}
 	l, err := openOrCreate(ctx, store, "s", loop.Options{Provider: instant{}, Host: host,
-		Compaction: &compact.Gate{Config: compact.Config{ContextWindow: 1 << 30}}})
+		Compaction: &compact.Gate{Config: compact.Config{ContextWindow: 1 << 30}}, Metrics: mp})
 	if err != nil {
 		b.Fatal(err)
 	}
 	return l
+}
+
+// BenchmarkMetricsOverhead measures a turn with the loop's and the store's
+// metrics off (nil) and on (a recording provider, internal/metrictest),
+// interleaved turn by turn (alternating which goes first) on two stores
+// with sessions of 10 history messages, and
+// reports the ratio on/off. BENCH_NOSYNC=1 leaves fsync out.
+func BenchmarkMetricsOverhead(b *testing.B) {
+	ctx := context.Background()
+	off, on := overheadLoopWith(b, 10, nil), overheadLoopWith(b, 10, metrictest.New())
+	prompt := loop.Text("Make the change and tell me when it is in.")
+	send := func(l *loop.Loop) time.Duration {
+		t0 := time.Now()
+		out, err := l.Send(ctx, prompt, loop.User)
+		if err != nil || out.Reason != "completed" {
+			b.Fatalf("send: %v %+v", err, out)
+		}
+		return time.Since(t0)
+	}
+	send(off)
+	send(on)
+	b.ResetTimer()
+	var toff, ton time.Duration
+	for i := 0; i < b.N; i++ {
+		if i%2 == 0 { // alternate who goes first: the second turn runs on a warmer cache
+			toff += send(off)
+			ton += send(on)
+		} else {
+			ton += send(on)
+			toff += send(off)
+		}
+	}
+	b.ReportMetric(float64(toff.Microseconds())/float64(b.N), "µs/turn-off")
+	b.ReportMetric(float64(ton.Microseconds())/float64(b.N), "µs/turn-on")
+	b.ReportMetric(float64(ton)/float64(toff), "ratio")
 }

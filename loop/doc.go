@@ -18,7 +18,15 @@
 // committed before each request is sent, after each assistant message,
 // before each tool runs and after each result, and at turn end, so nothing
 // acknowledged to the host is lost in a crash. Opening a session whose last
-// turn is still open appends the crash closers first.
+// turn is still open appends the crash closers first. A cancellation of
+// Send's context never cuts a write short; Options.StoreTimeout bounds each
+// store call, and a store that outlives it ends the turn with
+// ErrStoreTimeout.
+//
+// Concurrency: one turn runs at a time (Send); Inject, Steer, Dispose, ID
+// and Next may be called from any goroutine, Dispose with a context that
+// bounds its wait. Observability: Options.Logger (slog) and
+// Options.Metrics (the OpenTelemetry metric API; the Metric* names).
 //
 // The provider, the host and the tools are interfaces defined here; the
 // store is any eventlog.Store. A provider says why it failed with a
