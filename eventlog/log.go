@@ -356,6 +356,10 @@ func (l *Log) prepare() error {
 			return nil
 		})
 	})
+	if err == nil && len(stale) > 0 {
+		l.obs.log.Warn("eventlog: removed the unpublished sessions of imports or forks a crash interrupted",
+			"path", l.path, "sessions", len(stale))
+	}
 	return errors.Wrapf(err, "open %s", errors.Safe(l.path)) // the causes say "eventlog:"
 }
 

@@ -271,6 +271,8 @@ func (l *Loop) runTurn(ctx context.Context, prompt []byte, src Source) (Outcome,
 	}
 	out.Reason, out.Step, out.Code, out.Message = end.kind, end.step, end.code, end.message
 	out.RetryAfter = end.retryAfter
+	l.obs.log.Info("loop: turn ended", "session", l.hdr.ID, "turn", turn, "reason", end.kind,
+		"steps", out.Steps, "code", end.code)
 	return out, nil
 }
 
