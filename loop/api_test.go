@@ -134,8 +134,10 @@ func TestHungStoreEndsTurn(t *testing.T) {
 				hs.armed.Store(true)
 				return loop.Result{Content: []byte(text("r"))}, nil
 			})
+			// The bound must also hold for the appends before the hang, on
+			// a loaded machine under -race: half a second.
 			o := loop.Options{Provider: h.prov, Host: h.host, Now: func() float64 { return 7 },
-				StoreTimeout: 100 * time.Millisecond}
+				StoreTimeout: 500 * time.Millisecond}
 			l, err := loop.Create(context.Background(), hs, "s", o)
 			if err != nil {
 				t.Fatal(err)
@@ -147,7 +149,7 @@ func TestHungStoreEndsTurn(t *testing.T) {
 				t.Fatalf("Send over a hung store = %v, want ErrStoreTimeout", err)
 			}
 			if d := time.Since(start); d > 5*time.Second {
-				t.Fatalf("Send took %s with a 100ms store bound", d)
+				t.Fatalf("Send took %s with a 500ms store bound", d)
 			}
 			select {
 			case <-hs.blocked:
@@ -176,6 +178,7 @@ func TestHungStoreEndsTurn(t *testing.T) {
 			if tc.land && landed != 1 || !tc.land && landed != 0 {
 				t.Fatalf("%d events past the instance's view, want the whole batch (1) or none", landed)
 			}
+			o.StoreTimeout = 0 // the default: the real store is not hung
 			l2, err := loop.Open(context.Background(), h.store, "s", o)
 			if err != nil {
 				t.Fatal(err)
