@@ -14,7 +14,9 @@
 //   - eventlog: the store. The Store interface and Log, its embedded
 //     implementation on one bbolt file: atomic appends with optimistic
 //     concurrency, atomic imports, forks, ordered scans and a chain hash
-//     per session. Package eventlog/eventlogtest is the conformance suite.
+//     per session. Package eventlog/eventlogtest is the conformance suite;
+//     eventlog/layout is the one definition of the on-disk names and
+//     records, which salvage reads through too.
 //   - header: the request header (system prompt, tools, call config,
 //     session prefix) as canonical snapshots and deltas, and their fold.
 //   - rebuild: the fold that checks every rule of the log (the surface,
@@ -40,6 +42,8 @@
 //     concurrency (tests only).
 //   - internal/loggen: a deterministic generator of valid session logs;
 //     internal/ssegen: long SSE streams for the wire's benchmarks.
+//   - internal/metrictest: a recording OpenTelemetry MeterProvider for
+//     tests of the metrics.
 //   - cmd/logtool: the command line: import, export, ls, show, stat, fork,
 //     replay, verify, diff, cache, run, salvage and demo.
 //   - cmd/logbench: the benchmark report, BENCHMARKS.md.
