@@ -3,6 +3,7 @@ package loop_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -69,5 +70,37 @@ func TestMetrics(t *testing.T) {
 	}
 	if strings.Contains(logBuf.String(), secret) {
 		t.Fatalf("user content reached the log:\n%s", logBuf.String())
+	}
+}
+
+type failingSummarizer struct{}
+
+func (failingSummarizer) Summarize(context.Context, [][]byte) (compact.Summary, error) {
+	return compact.Summary{}, errors.New("summarizer down")
+}
+
+// TestMetricsCompactionGivesUp: a failing summarizer counts as an attempt
+// whose outcome is failed, and the gate giving up as gave_up.
+func TestMetricsCompactionGivesUp(t *testing.T) {
+	h := newHarness(t)
+	mp := metrictest.New()
+	gaveUp := 0
+	gate := &compact.Gate{Config: compact.Config{ContextWindow: 300, ThresholdRatio: 0.8, RetainTokens: 30, NoRetry: true},
+		Summarizer: failingSummarizer{}}
+	l := h.open("s", func(o *loop.Options) {
+		o.Metrics, o.Compaction = mp, gate
+		o.OnGaveUp = func(int64, int64, error) { gaveUp++ }
+	})
+	for i := 0; i < 6; i++ {
+		h.send(l, strings.Repeat("talk ", 20), text(strings.Repeat("reply ", 15)))
+	}
+	if gaveUp == 0 {
+		t.Fatal("the gate never gave up: the test proves nothing")
+	}
+	attempts := mp.Sum(loop.MetricCompactionAttempts)
+	failed := mp.SumWith(loop.MetricCompactionOutcomes, "outcome", "failed")
+	gave := mp.SumWith(loop.MetricCompactionOutcomes, "outcome", "gave_up")
+	if attempts < 1 || failed != attempts || gave != float64(gaveUp) {
+		t.Fatalf("attempts %v, failed %v, gave_up %v (the gate gave up %d times)", attempts, failed, gave, gaveUp)
 	}
 }
