@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/loop"
 )
 
@@ -287,5 +288,55 @@ func TestNextConcurrent(t *testing.T) {
 	}
 	if l.Next() != head.Next {
 		t.Fatalf("Next %d, store head %d", l.Next(), head.Next)
+	}
+}
+
+// hungReads blocks Scan, once armed, until its context ends.
+type hungReads struct {
+	loop.Store
+	armed atomic.Bool
+	hung  atomic.Int64
+}
+
+func (s *hungReads) Scan(ctx context.Context, id string, from int64) (eventlog.Iterator, error) {
+	if s.armed.Load() {
+		s.hung.Add(1)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.Store.Scan(ctx, id, from)
+}
+
+// TestHungReads: a store whose reads hang fails Open, and the invariant
+// check of a turn, with ErrStoreTimeout within the bound.
+func TestHungReads(t *testing.T) {
+	h := newHarness(t)
+	hs := &hungReads{Store: h.store}
+	o := loop.Options{Provider: h.prov, Host: h.host, Now: func() float64 { return 7 },
+		StoreTimeout: 300 * time.Millisecond, Invariant: loop.InvariantIncremental,
+		PreStep: []loop.PreStepHook{func(context.Context, loop.PreStep) error { hs.armed.Store(true); return nil }}}
+	l, err := loop.Create(context.Background(), hs, "s", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.prov.p.SetReplies([][]byte{[]byte(text("never"))})
+	if _, err := l.Send(context.Background(), loop.Text("hi"), loop.User); !errors.Is(err, loop.ErrStoreTimeout) {
+		t.Fatalf("Send with a hung invariant read = %v, want ErrStoreTimeout", err)
+	}
+	if _, err := l.Send(context.Background(), loop.Text("again"), loop.User); !errors.Is(err, loop.ErrStoreTimeout) {
+		t.Fatalf("the next Send = %v, want ErrStoreTimeout", err)
+	}
+	start := time.Now()
+	if _, err := loop.Open(context.Background(), hs, "s", o); !errors.Is(err, loop.ErrStoreTimeout) {
+		t.Fatalf("Open with hung reads = %v, want ErrStoreTimeout", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("Open took %s", d)
+	}
+	if hs.hung.Load() < 2 {
+		t.Fatalf("%d reads hung: the test proved nothing", hs.hung.Load())
+	}
+	if len(h.prov.seen) != 0 {
+		t.Fatal("a request went out although its check never finished")
 	}
 }

@@ -106,8 +106,11 @@ func (l *Loop) readAll(ctx context.Context) ([]codec.Event, error) {
 // readError classifies a failed read of the invariant check.
 func (l *Loop) readError(ctx context.Context, err error) error {
 	if storeTimedOut(ctx, err) {
-		return errors.Mark(errors.Wrapf(err, "loop: session %q: the invariant check's read of the store did not finish within %s",
+		// The step stays open in the log: like a timed-out append, the
+		// instance is done, and Open closes the turn.
+		l.broken = errors.Mark(errors.Wrapf(err, "loop: session %q: the invariant check's read of the store did not finish within %s",
 			errors.Safe(l.hdr.ID), errors.Safe(l.opts.storeTimeout())), ErrStoreTimeout)
+		return l.broken
 	}
 	return errors.Wrap(err, "loop: invariant read")
 }

@@ -79,6 +79,7 @@ func Open(ctx context.Context, store Store, id string, opts Options) (*Loop, err
 	}
 	hctx, cancel := l.bounded(ctx)
 	head, err := store.Head(hctx, id)
+	err = l.timedOut(hctx, err)
 	cancel()
 	if err != nil {
 		return nil, errors.Wrapf(err, "loop: open session %q", errors.Safe(id))
@@ -96,7 +97,7 @@ func Create(ctx context.Context, store Store, id string, opts Options) (*Loop, e
 	}
 	h := codec.NewSessionHeader(id, opts.now(), opts.Cwd, "", 0)
 	cctx, cancel := l.bounded(ctx)
-	err = store.Create(cctx, h)
+	err = l.timedOut(cctx, store.Create(cctx, h))
 	cancel()
 	if err != nil {
 		return nil, errors.Wrapf(err, "loop: create session %q", errors.Safe(id))
@@ -164,6 +165,10 @@ func (l *Loop) Next() int64 { return l.published.Load() }
 func (l *Loop) load(ctx context.Context) error {
 	ctx, cancel := l.bounded(ctx)
 	defer cancel()
+	return l.timedOut(ctx, l.loadFrom(ctx))
+}
+
+func (l *Loop) loadFrom(ctx context.Context) error {
 	it, err := l.store.Scan(ctx, l.hdr.ID, 0)
 	if err != nil {
 		return errors.Wrap(err, "loop: load session")

@@ -48,7 +48,9 @@ type Options struct {
 	// invariant check and of Open); 0 means DefaultStoreTimeout, a
 	// negative value no bound. A batch the loop decided to write is
 	// never cut short by the cancellation of Send's context, only by
-	// this bound, and then the turn ends with ErrStoreTimeout.
+	// this bound, and then the turn ends with ErrStoreTimeout. (A store
+	// that ignores its context keeps the goroutine of that call until it
+	// answers; the loop does not wait for it.)
 	StoreTimeout time.Duration
 	// Logger receives the loop's log lines (never user content); nil is
 	// silent.

@@ -77,6 +77,15 @@ func (l *Loop) append(ctx context.Context, evs []codec.Event) error {
 	return errors.Wrapf(err, "loop: append at seq %d", errors.Safe(first))
 }
 
+// timedOut marks err ErrStoreTimeout when it is the deadline of ctx, a
+// store call's bounded context.
+func (l *Loop) timedOut(ctx context.Context, err error) error {
+	if storeTimedOut(ctx, err) {
+		return errors.Mark(errors.Wrapf(err, "loop: the store did not answer within %s", errors.Safe(l.opts.storeTimeout())), ErrStoreTimeout)
+	}
+	return err
+}
+
 // storeTimedOut says whether err is ctx's deadline, ctx being a store call's.
 func storeTimedOut(ctx context.Context, err error) bool {
 	return err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded)
