@@ -193,7 +193,7 @@ func (b *Block) check(bk blockKeys) error {
 // ErrInvalid or ErrCorrupt.
 func DecodeBlock(mp []byte) (Block, error) {
 	r := &Reader{b: mp}
-	b, err := decodeBlock(fieldReader{r: r}, "block")
+	b, err := decodeBlock(Fields{r: r}, "block")
 	if err == nil && r.Len() != 0 {
 		err = corruptf("codec: %d trailing bytes after the block", errors.Safe(r.Len()))
 	}
