@@ -263,17 +263,17 @@ func parseConfig(raw []byte, path string) (Config, error) {
 		case "wire":
 			if err = have.mark(32, join(path, key)); err == nil {
 				c.HasWire = true
-				c.Wire, err = f.str(join(path, key))
+				c.Wire, err = f.Str(join(path, key))
 			}
 		case "thinking":
 			if err = have.mark(64, join(path, key)); err == nil {
 				c.HasThinking = true
-				c.Thinking, err = f.str(join(path, key))
+				c.Thinking, err = f.Str(join(path, key))
 			}
 		case "reasoningEffort":
 			if err = have.mark(128, join(path, key)); err == nil {
 				c.HasReasoningEffort = true
-				c.ReasoningEffort, err = f.str(join(path, key))
+				c.ReasoningEffort, err = f.Str(join(path, key))
 			}
 		default:
 			err = f.Skip()
