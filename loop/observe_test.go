@@ -57,7 +57,7 @@ func TestMetrics(t *testing.T) {
 	// A provider error, by its code.
 	l = h.open("s", func(o *loop.Options) {
 		o.Metrics, o.Logger = mp, log
-		o.Provider = failingProvider{codedErr{"RATE_LIMIT"}}
+		o.Provider = failingProvider{&loop.ProviderError{Code: "RATE_LIMIT", Message: "provider says no"}}
 	})
 	if out, err := l.Send(context.Background(), loop.Text("x"), loop.User); err != nil || out.Code != "RATE_LIMIT" {
 		t.Fatalf("%+v, %v", out, err)
