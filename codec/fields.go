@@ -16,19 +16,33 @@ import (
 // are not msgpack).
 type Fields struct {
 	r   *Reader
-	pkg string // error prefix; "" means "codec"
+	pkg ErrPrefix
+}
+
+// ErrPrefix names the package a Fields reader's errors start with. It is a
+// number, not a string, so that reporting an error never makes the
+// reader's own state escape (the hot decode paths keep it on the stack).
+type ErrPrefix uint8
+
+// The packages that read fields.
+const (
+	PrefixCodec ErrPrefix = iota
+	PrefixHeader
+)
+
+// String is the prefix itself.
+func (p ErrPrefix) String() string {
+	if p == PrefixHeader {
+		return "header"
+	}
+	return "codec"
 }
 
 // NewFields returns a reader of the stored value mp whose errors start
-// with pkg (say, "header").
-func NewFields(mp []byte, pkg string) Fields { return Fields{r: NewReader(mp), pkg: pkg} }
+// with pkg's name.
+func NewFields(mp []byte, pkg ErrPrefix) Fields { return Fields{r: NewReader(mp), pkg: pkg} }
 
-func (f Fields) prefix() string {
-	if f.pkg == "" {
-		return "codec"
-	}
-	return f.pkg
-}
+func (f Fields) prefix() string { return f.pkg.String() }
 
 func (f Fields) wrongType(key string, want string, got Kind) error {
 	if got == KindNull {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	bolt "go.etcd.io/bbolt"
@@ -91,13 +92,20 @@ func (l *Log) newValidator(h codec.SessionHeader) Validator {
 // that names a seedLength is refused with ErrInvalid, since only Fork and
 // Import can store inherited events.
 func (l *Log) Create(ctx context.Context, h codec.SessionHeader) error {
+	if !l.obs.on {
+		return l.create(ctx, h)
+	}
+	t := time.Now()
+	err := l.create(ctx, h)
+	l.obs.committed(ctx, t)
+	return err
+}
+
+func (l *Log) create(ctx context.Context, h codec.SessionHeader) error {
 	if err := l.beginWrite(); err != nil {
 		return err
 	}
 	defer l.ops.Done()
-	if l.obs.on {
-		defer l.obs.committed(ctx, l.obs.start())
-	}
 	hdr, err := checkHeader(h)
 	if err != nil {
 		return err
@@ -163,13 +171,20 @@ func (l *Log) Create(ctx context.Context, h codec.SessionHeader) error {
 // Append waits for the commit's result. Validators may keep views of the
 // events: do not modify their Raw afterwards.
 func (l *Log) Append(ctx context.Context, session string, events []codec.Event) error {
+	if !l.obs.on {
+		return l.append(ctx, session, events)
+	}
+	t := time.Now()
+	err := l.append(ctx, session, events)
+	l.obs.committed(ctx, t)
+	return err
+}
+
+func (l *Log) append(ctx context.Context, session string, events []codec.Event) error {
 	if err := l.beginWrite(); err != nil {
 		return err
 	}
 	defer l.ops.Done()
-	if l.obs.on {
-		defer l.obs.committed(ctx, l.obs.start())
-	}
 	if len(events) == 0 {
 		return invalidf("eventlog: append to session %q: no events", errors.Safe(session))
 	}

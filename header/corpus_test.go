@@ -135,7 +135,7 @@ func expectedRequest(t *testing.T, line []byte) (wantRequest, bool) {
 	}
 	var w wantRequest
 	found := false
-	f := codec.NewFields(mp, "header")
+	f := codec.NewFields(mp, codec.PrefixHeader)
 	err = f.Object("line", func(key []byte) error {
 		if string(key) != "request" {
 			return f.Skip()
@@ -148,7 +148,7 @@ func expectedRequest(t *testing.T, line []byte) (wantRequest, bool) {
 			return err
 		}
 		found = true
-		g := codec.NewFields(raw, "header")
+		g := codec.NewFields(raw, codec.PrefixHeader)
 		return g.Object("request", func(k []byte) error {
 			key := string(k)
 			var err error

@@ -69,7 +69,7 @@ func DecodeDelta(mp []byte) (Delta, error) {
 	mp = bytes.Clone(mp)
 	var d Delta
 	var have seen
-	f := codec.NewFields(mp, "header")
+	f := codec.NewFields(mp, codec.PrefixHeader)
 	err := f.Object("delta", func(k []byte) error {
 		key := string(k)
 		var err error

@@ -170,7 +170,7 @@ func Decode(mp []byte) (Snapshot, error) {
 	mp = bytes.Clone(mp)
 	var s Snapshot
 	var have seen
-	f := codec.NewFields(mp, "header")
+	f := codec.NewFields(mp, codec.PrefixHeader)
 	err := f.Object("EpochHeader", func(k []byte) error {
 		key := string(k)
 		var err error
@@ -231,7 +231,7 @@ func decodeConfig(f codec.Fields, path string) (Config, error) {
 func parseConfig(raw []byte, path string) (Config, error) {
 	var c Config
 	var have seen
-	f := codec.NewFields(raw, "header")
+	f := codec.NewFields(raw, codec.PrefixHeader)
 	err := f.Object(path, func(k []byte) error {
 		key := string(k)
 		var err error
@@ -321,7 +321,7 @@ func decodeTool(f codec.Fields, path string) (Tool, error) {
 	}
 	t := Tool{Raw: raw}
 	var have seen
-	g := codec.NewFields(raw, "header")
+	g := codec.NewFields(raw, codec.PrefixHeader)
 	err = g.Object(path, func(k []byte) error {
 		key := string(k)
 		if key != "name" {
@@ -364,7 +364,7 @@ func decodeMessage(f codec.Fields, path string) ([]byte, error) {
 		return nil, err
 	}
 	var have seen
-	g := codec.NewFields(raw, "header")
+	g := codec.NewFields(raw, codec.PrefixHeader)
 	err = g.Object(path, func(k []byte) error {
 		key := string(k)
 		switch key {
@@ -424,7 +424,7 @@ func ParseTool(text []byte) (Tool, error) {
 	if err != nil {
 		return Tool{}, errors.Wrap(err, "header: tool")
 	}
-	return decodeTool(codec.NewFields(raw, "header"), "tool")
+	return decodeTool(codec.NewFields(raw, codec.PrefixHeader), "tool")
 }
 
 // ParseMessage checks one prefix message given as JSON text, with the checks
@@ -435,5 +435,5 @@ func ParseMessage(text []byte) ([]byte, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "header: message")
 	}
-	return decodeMessage(codec.NewFields(raw, "header"), "message")
+	return decodeMessage(codec.NewFields(raw, codec.PrefixHeader), "message")
 }
