@@ -20,7 +20,9 @@ type Break struct {
 // assistant messages, tool calls and results naming the open turn and
 // step; each tool/result answering a tool call of its step (a tool/call
 // event, or a tool-call block of the step's assistant message, which is
-// what crash and abort closers answer); every event inside a turn.
+// what crash and abort closers answer); every event of a type SPEC §2.5
+// names inside a turn (events of unknown types are data and may sit
+// anywhere).
 // The zero value is ready to use.
 type Structure struct {
 	turn     int64 // last turn started
@@ -36,6 +38,14 @@ func (s *Structure) Add(ev *codec.Event) []Break {
 	var out []Break
 	brk := func(format string, args ...interface{}) {
 		out = append(out, Break{Seq: ev.Seq, What: fmt.Sprintf(format, args...)})
+	}
+	if _, ok := ev.Data.(*codec.Opaque); ok {
+		// An event of a type this spec does not know is data and never
+		// affects rebuild (SPEC §2.5): it has no place in the turn
+		// structure, so it may sit between turns (SPEC §13's source/line
+		// events do: a transcript's bookkeeping lines come before its
+		// first prompt and between its turns).
+		return nil
 	}
 	if _, start := ev.Data.(*codec.TurnStart); !start && !s.inTurn {
 		brk("%s outside a turn", ev.Type)

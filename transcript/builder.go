@@ -1,0 +1,373 @@
+package transcript
+
+import (
+	"encoding/base64"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// builder writes the mapped events of SPEC §13 for both formats: turns,
+// steps (one per model response, buffered until the response is over so
+// that its tool results join it), header snapshots, the surface and its
+// compaction brackets. Every event carries origin {format, line}.
+type builder struct {
+	format Format
+	queue  []codec.Event
+	seq    int64
+	time   float64
+	stats  *Stats
+
+	turn     int64
+	inTurn   bool
+	implicit bool  // the open turn was opened by the importer, not the source
+	steps    int64 // steps of the open turn
+	st       *pendingStep
+
+	// model is the model the source says is in use now, modelLine where
+	// it said so; header the model of the last snapshot written.
+	model     string
+	modelLine int
+	header    string
+	system    string
+	surface   []int64
+}
+
+// pendingStep is a model response being read.
+type pendingStep struct {
+	line    int    // the first line of the response
+	key     string // Claude Code message.id, "" when none
+	blocks  [][]byte
+	replay  [][]byte
+	usage   []byte
+	done    bool // usage seen (Codex) : the next output is a new response
+	calls   []toolCall
+	results []toolResult
+	msgLine int
+}
+
+type toolCall struct {
+	id, name, args string
+	line           int
+}
+
+type toolResult struct {
+	id      string
+	content []byte
+	isError bool
+	line    int
+}
+
+// emit queues a mapped event; data gets origin as its last key.
+func (b *builder) emit(typ string, data *codec.Object, line int, op codec.SurfaceOp, sources []int64) (int64, error) {
+	var origin codec.Object
+	origin.Str("format", string(b.format)).Int("line", int64(line))
+	data.Value("origin", origin.Bytes())
+	ev, err := codec.NewEvent(typ, b.seq, b.time, data.Bytes(), op, sources)
+	if err != nil {
+		return 0, errors.Wrapf(err, "mapped %s", errors.Safe(typ))
+	}
+	switch ev.Op.Kind {
+	case codec.OpAppend:
+		b.surface = append(b.surface, ev.Seq)
+	case codec.OpReplace:
+		b.surface = []int64{ev.Seq}
+	}
+	b.queue = append(b.queue, ev)
+	b.seq++
+	return ev.Seq, nil
+}
+
+// openTurn closes the open turn (completed) and starts turn+1. prompt
+// says a user prompt starts it (its trigger).
+func (b *builder) openTurn(line int, prompt, implicit bool) error {
+	if err := b.closeTurn(line, nil); err != nil {
+		return err
+	}
+	b.turn++
+	var o codec.Object
+	o.Int("turn", b.turn)
+	if prompt {
+		var src, trig codec.Object
+		src.Str("kind", "user")
+		trig.Str("kind", "message").Value("source", src.Bytes())
+		o.Value("trigger", trig.Bytes())
+	}
+	if _, err := b.emit(codec.TypeTurnStart, &o, line, codec.SurfaceOp{}, nil); err != nil {
+		return err
+	}
+	b.inTurn, b.implicit, b.steps = true, implicit, 0
+	b.stats.Turns++
+	return nil
+}
+
+// ensureTurn opens an implicit turn when none is open.
+func (b *builder) ensureTurn(line int) error {
+	if b.inTurn {
+		return nil
+	}
+	return b.openTurn(line, false, true)
+}
+
+// closeTurn ends the open turn, if any: reason nil means completed.
+func (b *builder) closeTurn(line int, reason []byte) error {
+	if err := b.closeStep(); err != nil {
+		return err
+	}
+	if !b.inTurn {
+		return nil
+	}
+	if reason == nil {
+		var r codec.Object
+		r.Str("kind", "completed")
+		reason = r.Bytes()
+	}
+	var o codec.Object
+	o.Int("turn", b.turn).Value("reason", reason)
+	if _, err := b.emit(codec.TypeTurnEnd, &o, line, codec.SurfaceOp{}, nil); err != nil {
+		return err
+	}
+	b.inTurn = false
+	return nil
+}
+
+// response returns the open step for output of the response keyed key
+// starting at line: the pending one if it continues, else a new one.
+func (b *builder) response(line int, key string) (*pendingStep, error) {
+	if st := b.st; st != nil && !st.done && len(st.results) == 0 && (key == "" || st.key == key) {
+		return st, nil
+	}
+	if err := b.closeStep(); err != nil {
+		return nil, err
+	}
+	if err := b.ensureTurn(line); err != nil {
+		return nil, err
+	}
+	b.st = &pendingStep{line: line, key: key, msgLine: line}
+	return b.st, nil
+}
+
+// answer adds a tool result to the open step if it answers one of its
+// calls not answered yet; false when it answers none.
+func (b *builder) answer(r toolResult) bool {
+	st := b.st
+	if st == nil {
+		return false
+	}
+	found := false
+	for _, c := range st.calls {
+		if c.id == r.id {
+			found = true
+		}
+	}
+	for _, x := range st.results {
+		if x.id == r.id {
+			return false
+		}
+	}
+	if !found {
+		return false
+	}
+	st.results = append(st.results, r)
+	return true
+}
+
+// ensureHeader writes a header snapshot when the model in use differs
+// from the last snapshot's (initial the first time, change after).
+func (b *builder) ensureHeader() error {
+	if b.model == "" || b.model == b.header {
+		return nil
+	}
+	reason := "change"
+	if b.header == "" {
+		reason = "initial"
+	}
+	var cfg, h, o codec.Object
+	cfg.Str("provider", b.provider()).Str("model", b.model).Str("source", string(b.format))
+	h.Value("config", cfg.Bytes())
+	if b.system != "" {
+		h.Str("system", b.system)
+	}
+	o.Value("header", h.Bytes()).Str("reason", reason)
+	if _, err := b.emit(codec.TypeRequestHeader, &o, b.modelLine, codec.SurfaceOp{}, nil); err != nil {
+		return err
+	}
+	b.header = b.model
+	return nil
+}
+
+// closeStep writes the pending step, if any: header owed, step/start,
+// assistant/message, tool calls, tool results, step/end.
+func (b *builder) closeStep() error {
+	st := b.st
+	if st == nil {
+		return nil
+	}
+	b.st = nil
+	if err := b.ensureHeader(); err != nil {
+		return err
+	}
+	b.steps++
+	b.stats.Steps++
+	var o codec.Object
+	o.Int("turn", b.turn).Int("step", b.steps)
+	if _, err := b.emit(codec.TypeStepStart, &o, st.line, codec.SurfaceOp{}, nil); err != nil {
+		return err
+	}
+	o = codec.Object{}
+	o.Int("turn", b.turn).Int("step", b.steps).Value("content", codec.Array(st.blocks...))
+	if b.model != "" {
+		var p codec.Object
+		p.Str("provider", b.provider()).Str("model", b.model)
+		if len(st.replay) > 0 {
+			p.Value("replayState", codec.Array(st.replay...))
+		}
+		o.Value("provenance", p.Bytes())
+	}
+	if st.usage != nil {
+		o.Value("usage", st.usage)
+		b.stats.addUsage(st.usage)
+	}
+	if _, err := b.emit(codec.TypeAssistantMessage, &o, st.msgLine, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
+		return err
+	}
+	for _, c := range st.calls {
+		o = codec.Object{}
+		o.Int("turn", b.turn).Int("step", b.steps).Str("callId", c.id).Str("name", c.name).Str("arguments", c.args)
+		if _, err := b.emit(codec.TypeToolCall, &o, c.line, codec.SurfaceOp{}, nil); err != nil {
+			return err
+		}
+		b.stats.ToolCalls++
+	}
+	for _, r := range st.results {
+		o = codec.Object{}
+		o.Int("turn", b.turn).Int("step", b.steps).Str("callId", r.id).Value("content", r.content).Bool("isError", r.isError)
+		if _, err := b.emit(codec.TypeToolResult, &o, r.line, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
+			return err
+		}
+		b.stats.ToolResults++
+	}
+	o = codec.Object{}
+	o.Int("turn", b.turn).Int("step", b.steps)
+	_, err := b.emit(codec.TypeStepEnd, &o, st.line, codec.SurfaceOp{}, nil)
+	return err
+}
+
+// message writes a user/message (source user) or, with envelope raw and
+// another source kind, a context/message.
+func (b *builder) userMessage(line int, content []byte) error {
+	var src, o codec.Object
+	src.Str("kind", "user")
+	o.Value("content", content).Value("source", src.Bytes())
+	if _, err := b.emit(codec.TypeUserMessage, &o, line, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
+		return err
+	}
+	b.stats.Prompts++
+	return nil
+}
+
+func (b *builder) contextMessage(line int, content []byte, kind string) error {
+	var src, o codec.Object
+	src.Str("kind", kind)
+	o.Value("content", content).Value("source", src.Bytes()).Str("envelope", "raw")
+	_, err := b.emit(codec.TypeContextMessage, &o, line, codec.SurfaceOp{Kind: codec.OpAppend}, nil)
+	return err
+}
+
+// compactStart opens a compaction bracket (SPEC §9's shape) at line and
+// returns its seq.
+func (b *builder) compactStart(line int) (int64, error) {
+	if err := b.closeStep(); err != nil {
+		return 0, err
+	}
+	if err := b.ensureTurn(line); err != nil {
+		return 0, err
+	}
+	var o codec.Object
+	o.Int("turn", b.turn)
+	return b.emit(codec.TypeCompactStart, &o, line, codec.SurfaceOp{}, nil)
+}
+
+// compactEnd closes the bracket opened at startSeq: compact/summary, the
+// user/message replacing the whole surface (appended when the surface is
+// empty) and compact/end, at line. tokens < 0 means the source records no
+// token count.
+func (b *builder) compactEnd(startSeq int64, line int, summary []byte, tokens int64) error {
+	if err := b.closeStep(); err != nil {
+		return err
+	}
+	shadow := append([]int64(nil), b.surface...)
+	var o codec.Object
+	o.Value("summary", summary)
+	if len(shadow) > 0 {
+		var r codec.Object
+		r.Int("start", shadow[0]).Int("end", shadow[len(shadow)-1])
+		o.Value("shadowedRange", r.Bytes())
+	}
+	o.Ints("shadowedSeqs", shadow)
+	if tokens >= 0 {
+		o.Int("shadowedTokenCount", tokens)
+	}
+	if b.model != "" {
+		o.Str("provider", b.provider()).Str("model", b.model)
+	}
+	sumSeq, err := b.emit(codec.TypeCompactSummary, &o, line, codec.SurfaceOp{}, nil)
+	if err != nil {
+		return err
+	}
+	var src codec.Object
+	src.Str("kind", "plugin").Str("plugin", "compact")
+	o = codec.Object{}
+	o.Value("content", summary).Value("source", src.Bytes())
+	sources := append([]int64{startSeq, sumSeq}, shadow...)
+	op := codec.SurfaceOp{Kind: codec.OpAppend}
+	if len(shadow) > 0 {
+		op = codec.SurfaceOp{Kind: codec.OpReplace, Start: shadow[0], End: shadow[len(shadow)-1]}
+	}
+	if _, err := b.emit(codec.TypeUserMessage, &o, line, op, sources); err != nil {
+		return err
+	}
+	o = codec.Object{}
+	o.Int("turn", b.turn)
+	if _, err := b.emit(codec.TypeCompactEnd, &o, line, codec.SurfaceOp{}, nil); err != nil {
+		return err
+	}
+	b.stats.Compactions++
+	return nil
+}
+
+// compactFail closes the bracket opened at startSeq with an error: the
+// source recorded no summary for it.
+func (b *builder) compactFail(line int, msg string) error {
+	if err := b.closeStep(); err != nil {
+		return err
+	}
+	var o codec.Object
+	o.Int("turn", b.turn).Str("error", msg)
+	_, err := b.emit(codec.TypeCompactEnd, &o, line, codec.SurfaceOp{}, nil)
+	return err
+}
+
+// provider is the provider of the source's models.
+func (b *builder) provider() string {
+	if b.format == ClaudeCode {
+		return "anthropic"
+	}
+	return "openai"
+}
+
+func (s *Stats) addUsage(mp []byte) {
+	v := value(mp)
+	add := func(dst *int64, key string) {
+		if n, ok := v.get(key).num(); ok {
+			*dst += int64(n)
+		}
+	}
+	add(&s.Usage.Input, "inputTokens")
+	add(&s.Usage.Output, "outputTokens")
+	add(&s.Usage.CacheRead, "cacheReadTokens")
+	add(&s.Usage.CacheWrite, "cacheWriteTokens")
+	add(&s.Usage.Reasoning, "reasoningTokens")
+}

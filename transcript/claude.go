@@ -1,0 +1,369 @@
+package transcript
+
+import (
+	"io"
+
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+// claudeMapper maps Claude Code transcript lines (SPEC §13). The first
+// pass (scanClaude) chose the branch: onBranch[n] is set for the lines
+// of the conversation that ends at the leaf.
+type claudeMapper struct {
+	onBranch []bool // by line number (1-based)
+	// sidechainMain is set for a subagent's file, whose lines are all
+	// isSidechain: they are its conversation.
+	sidechainMain bool
+	// boundary is the seq of the compact/start of a compact_boundary
+	// waiting for its summary line; boundaryLine its line (0: none).
+	boundary     int64
+	boundaryLine int
+	preTokens    int64
+}
+
+// scanClaude is the first pass over a Claude Code transcript: the
+// session header and the branch. Lines form a tree by uuid and
+// parentUuid (logicalParentUuid across a compact boundary); a parent is
+// the latest earlier line with that uuid, so the walk always ends; a line
+// whose parent is null or not in the file continues the previous line
+// with a uuid (files written without links read as one conversation). The
+// leaf is the last line's: the last non-sidechain line with a uuid, or a
+// later last-prompt's leafUuid.
+func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, error) {
+	var info headerInfo
+	var mp []byte
+	haveTime := false
+	latest := map[string]int{}
+	// parent is by line: the parent's line (always an earlier one).
+	parent := []int{0}
+	leaf, lastUUID := 0, 0
+	mainLines := 0
+	for {
+		line, _, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return info, nil, err
+		}
+		n := lr.n
+		parent = append(parent, 0)
+		mp, err = codec.FromJSON(mp[:0], line, lim)
+		if err != nil {
+			continue
+		}
+		v := value(mp)
+		if !haveTime {
+			if t, ok := millis(v.get("timestamp")); ok {
+				info.created, haveTime = t, true
+			}
+		}
+		if info.id == "" {
+			info.id = v.get("sessionId").text()
+		}
+		if info.cwd == "" {
+			info.cwd = v.get("cwd").text()
+		}
+		if v.get("type").text() == "last-prompt" {
+			if l, ok := latest[v.get("leafUuid").text()]; ok {
+				leaf = l
+			}
+			continue
+		}
+		uuid, ok := v.get("uuid").str()
+		if !ok || uuid == "" {
+			continue
+		}
+		p, ok := v.get("parentUuid").str()
+		if !ok {
+			p, _ = v.get("logicalParentUuid").str()
+		}
+		if l, ok := latest[p]; ok && p != "" {
+			parent[n] = l
+		} else {
+			// A line that names no parent in the file continues the line
+			// before it (files written without links, or flattened).
+			parent[n] = lastUUID
+		}
+		latest[uuid] = n
+		lastUUID = n
+		if side, _ := v.get("isSidechain").boolean(); !side {
+			leaf = n
+			mainLines++
+		}
+	}
+	m := &claudeMapper{onBranch: make([]bool, len(parent)), sidechainMain: mainLines == 0}
+	if m.sidechainMain && leaf == 0 {
+		// A subagent's file: its last line with a uuid is the leaf.
+		leaf = lastUUID
+	}
+	for n := leaf; n > 0; n = parent[n] {
+		m.onBranch[n] = true
+	}
+	return info, m, nil
+}
+
+// claudeKnown are the Claude Code line kinds the importer knows.
+var claudeKnown = map[string]bool{
+	"user": true, "assistant": true, "system": true, "summary": true, "attachment": true,
+	"progress": true, "file-history-snapshot": true, "queue-operation": true, "last-prompt": true,
+	"custom-title": true, "ai-title": true, "agent-name": true, "permission-mode": true, "mode": true,
+	"worktree-state": true, "pr-link": true, "frame-link": true, "bridge-session": true, "atis-latch": true,
+	"relocated": true, "started": true, "result": true,
+}
+
+func (m *claudeMapper) line(b *builder, n int, v value) (string, int, error) {
+	typ := v.get("type").text()
+	kind := typ
+	if typ == "system" {
+		kind = "system/" + v.get("subtype").text()
+	}
+	if typ == "" {
+		kind = "(no type)"
+	}
+	how := lineKept
+	if !claudeKnown[typ] {
+		how = lineUnknown
+	}
+	side, _ := v.get("isSidechain").boolean()
+	if n >= len(m.onBranch) || !m.onBranch[n] || side && !m.sidechainMain {
+		return kind, how, nil
+	}
+	var err error
+	switch {
+	case typ == "user":
+		how, err = m.user(b, n, v)
+	case typ == "assistant":
+		how, err = m.assistant(b, n, v)
+	case kind == "system/compact_boundary":
+		if err = m.settle(b, n); err != nil {
+			return kind, 0, err
+		}
+		m.boundary, err = b.compactStart(n)
+		m.boundaryLine = n
+		m.preTokens = -1
+		if t, ok := v.path("compactMetadata", "preTokens").num(); ok && t >= 0 {
+			m.preTokens = int64(t)
+		}
+		how = lineMapped
+	}
+	return kind, how, err
+}
+
+// settle closes a compaction bracket still waiting for its summary: the
+// transcript recorded none.
+func (m *claudeMapper) settle(b *builder, n int) error {
+	if m.boundaryLine == 0 {
+		return nil
+	}
+	m.boundaryLine = 0
+	return b.compactFail(n, "the transcript records no compact summary")
+}
+
+func (m *claudeMapper) user(b *builder, n int, v value) (int, error) {
+	msg := v.get("message")
+	c := msg.get("content")
+	if sum, _ := v.get("isCompactSummary").boolean(); sum {
+		content, ok := contentOf(c, "text")
+		if !ok {
+			return lineKept, nil
+		}
+		start := m.boundary
+		if m.boundaryLine == 0 {
+			var err error
+			if start, err = b.compactStart(n); err != nil {
+				return 0, err
+			}
+		}
+		m.boundaryLine = 0
+		return lineMapped, b.compactEnd(start, n, codec.Array(content...), max(m.preTokens, -1))
+	}
+	var results []toolResult
+	var rest [][]byte
+	switch c.kind() {
+	case codec.KindString:
+		rest = [][]byte{textBlock(c.text())}
+	case codec.KindArray:
+		for _, e := range c.elems() {
+			if e.get("type").text() != "tool_result" {
+				bl, ok := block(e, "text")
+				if !ok {
+					return lineKept, nil
+				}
+				rest = append(rest, bl)
+				continue
+			}
+			r, ok := claudeResult(e, n)
+			if !ok {
+				return lineKept, nil
+			}
+			results = append(results, r)
+		}
+	default:
+		return lineKept, nil
+	}
+	if err := m.settle(b, n); err != nil {
+		return 0, err
+	}
+	if len(results) == 0 {
+		if err := b.openTurn(n, true, false); err != nil {
+			return 0, err
+		}
+		return lineMapped, b.userMessage(n, codec.Array(rest...))
+	}
+	mapped := false
+	for _, r := range results {
+		if b.answer(r) {
+			mapped = true
+		}
+	}
+	if len(rest) > 0 {
+		if err := b.closeStep(); err != nil {
+			return 0, err
+		}
+		if err := b.ensureTurn(n); err != nil {
+			return 0, err
+		}
+		return lineMapped, b.userMessage(n, codec.Array(rest...))
+	}
+	if !mapped {
+		return lineKept, nil
+	}
+	return lineMapped, nil
+}
+
+// claudeResult converts a tool_result block.
+func claudeResult(e value, n int) (toolResult, bool) {
+	id, ok := e.get("tool_use_id").str()
+	if !ok || id == "" {
+		return toolResult{}, false
+	}
+	r := toolResult{id: id, line: n}
+	r.isError, _ = e.get("is_error").boolean()
+	c := e.get("content")
+	switch c.kind() {
+	case codec.KindInvalid, codec.KindNull:
+		r.content = codec.Array()
+	default:
+		bs, ok := contentOf(c, "text")
+		if !ok {
+			return toolResult{}, false
+		}
+		r.content = codec.Array(bs...)
+	}
+	return r, true
+}
+
+func (m *claudeMapper) assistant(b *builder, n int, v value) (int, error) {
+	msg := v.get("message")
+	c := msg.get("content")
+	var elems []value
+	switch c.kind() {
+	case codec.KindString:
+		elems = nil
+	case codec.KindArray:
+		elems = c.elems()
+	default:
+		return lineKept, nil
+	}
+	// Convert every block first, so that a line is mapped whole or not.
+	var bs, replay [][]byte
+	var calls []toolCall
+	if c.kind() == codec.KindString {
+		bs = append(bs, textBlock(c.text()))
+	}
+	for _, e := range elems {
+		switch e.get("type").text() {
+		case "text":
+			bl, ok := block(e, "text")
+			if !ok {
+				return lineKept, nil
+			}
+			bs = append(bs, bl)
+		case "thinking":
+			t, ok := e.get("thinking").str()
+			if !ok {
+				return lineKept, nil
+			}
+			var o codec.Object
+			o.Str("type", codec.BlockReasoning).Str("text", t)
+			bs = append(bs, o.Bytes())
+			if sig := e.get("signature"); sig.kind() == codec.KindString {
+				replay = append(replay, append([]byte(nil), sig...))
+			}
+		case "tool_use":
+			id, ok1 := e.get("id").str()
+			name, ok2 := e.get("name").str()
+			in := e.get("input")
+			if !ok1 || !ok2 || id == "" || in.kind() == codec.KindInvalid {
+				return lineKept, nil
+			}
+			args := in.json()
+			var o codec.Object
+			o.Str("type", codec.BlockToolCall).Str("id", id).Str("name", name).Str("arguments", args)
+			bs = append(bs, o.Bytes())
+			calls = append(calls, toolCall{id: id, name: name, args: args, line: n})
+		default:
+			bl, ok := block(e)
+			if !ok {
+				return lineKept, nil
+			}
+			bs = append(bs, bl)
+		}
+	}
+	if err := m.settle(b, n); err != nil {
+		return 0, err
+	}
+	key := msg.get("id").text()
+	st, err := b.response(n, key)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range calls {
+		for _, x := range st.calls {
+			if x.id == c.id {
+				// A repeated call id cannot be answered unambiguously.
+				return lineKept, nil
+			}
+		}
+	}
+	if key == "" {
+		// Without message.id every line is its own response.
+		st.done = true
+	}
+	if model, ok := msg.get("model").str(); ok && model != "" && model != b.model {
+		b.model, b.modelLine = model, n
+	}
+	if u := claudeUsage(msg.get("usage")); u != nil {
+		st.usage = u
+	}
+	st.blocks = append(st.blocks, bs...)
+	st.replay = append(st.replay, replay...)
+	st.calls = append(st.calls, calls...)
+	return lineMapped, nil
+}
+
+// claudeUsage converts an Anthropic usage object (SPEC §13).
+func claudeUsage(u value) []byte {
+	in, ok1 := u.get("input_tokens").num()
+	out, ok2 := u.get("output_tokens").num()
+	if !ok1 || !ok2 {
+		return nil
+	}
+	var o codec.Object
+	o.Int("inputTokens", int64(in)).Int("outputTokens", int64(out))
+	if r, ok := u.get("cache_read_input_tokens").num(); ok {
+		o.Int("cacheReadTokens", int64(r))
+	}
+	if w, ok := u.get("cache_creation_input_tokens").num(); ok {
+		o.Int("cacheWriteTokens", int64(w))
+	}
+	return o.Bytes()
+}
+
+func (m *claudeMapper) finish(b *builder) error {
+	if err := m.settle(b, m.boundaryLine); err != nil {
+		return err
+	}
+	return b.closeStep()
+}

@@ -1,0 +1,23 @@
+package transcript
+
+import (
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+var (
+	// ErrFormat marks a file that is none of the formats asked for: a
+	// third format under --format auto, or a file whose lines do not read
+	// as the format named. It is also marked codec.ErrInvalid.
+	ErrFormat = errors.New("transcript: unknown format")
+)
+
+// invalidf returns an error marked codec.ErrInvalid, created one frame up.
+func invalidf(format string, args ...interface{}) error {
+	return errors.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrInvalid)
+}
+
+// formatf returns an error marked ErrFormat and codec.ErrInvalid.
+func formatf(format string, args ...interface{}) error {
+	return errors.Mark(errors.Mark(errors.NewWithDepthf(1, format, args...), ErrFormat), codec.ErrInvalid)
+}

@@ -1,0 +1,154 @@
+package transcript
+
+import (
+	"time"
+
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+// maxDepth bounds the nesting the navigator walks; codec.FromJSON has
+// already refused anything deeper than its limit.
+const maxDepth = 1024
+
+// value is one JSON value in storage form (the order-preserving msgpack
+// image codec.FromJSON writes). The zero value is "absent".
+type value []byte
+
+// kind is the value's JSON kind; KindInvalid when absent or damaged.
+func (v value) kind() codec.Kind {
+	if len(v) == 0 {
+		return codec.KindInvalid
+	}
+	t, err := codec.NewReader(v).Next()
+	if err != nil {
+		return codec.KindInvalid
+	}
+	return t.Kind
+}
+
+// get returns the member key of an object (absent if v is no object or
+// has no such key).
+func (v value) get(key string) value {
+	r := codec.NewReader(v)
+	t, err := r.Next()
+	if err != nil || t.Kind != codec.KindObject {
+		return nil
+	}
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil || k.Kind != codec.KindString {
+			return nil
+		}
+		if string(k.Str) == key {
+			m, err := r.Value(maxDepth)
+			if err != nil {
+				return nil
+			}
+			return value(m)
+		}
+		if err := r.Skip(maxDepth); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// path follows keys through nested objects.
+func (v value) path(keys ...string) value {
+	for _, k := range keys {
+		v = v.get(k)
+	}
+	return v
+}
+
+// str returns a string value.
+func (v value) str() (string, bool) {
+	if len(v) == 0 {
+		return "", false
+	}
+	t, err := codec.NewReader(v).Next()
+	if err != nil || t.Kind != codec.KindString {
+		return "", false
+	}
+	return string(t.Str), true
+}
+
+// text returns a string value, "" when v is not one.
+func (v value) text() string {
+	s, _ := v.str()
+	return s
+}
+
+// num returns a number value.
+func (v value) num() (float64, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	t, err := codec.NewReader(v).Next()
+	if err != nil || (t.Kind != codec.KindInt && t.Kind != codec.KindFloat) {
+		return 0, false
+	}
+	return t.Number(), true
+}
+
+// boolean returns a boolean value.
+func (v value) boolean() (bool, bool) {
+	if len(v) == 0 {
+		return false, false
+	}
+	t, err := codec.NewReader(v).Next()
+	if err != nil || t.Kind != codec.KindBool {
+		return false, false
+	}
+	return t.Bool, true
+}
+
+// elems returns the elements of an array (nil if v is no array).
+func (v value) elems() []value {
+	r := codec.NewReader(v)
+	t, err := r.Next()
+	if err != nil || t.Kind != codec.KindArray {
+		return nil
+	}
+	out := make([]value, 0, t.N)
+	for i := 0; i < t.N; i++ {
+		e, err := r.Value(maxDepth)
+		if err != nil {
+			return nil
+		}
+		out = append(out, value(e))
+	}
+	return out
+}
+
+// json returns the value's JSON text (SPEC §2.2).
+func (v value) json() string {
+	out, _, err := codec.ToJSON(nil, v)
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+// millis parses an RFC 3339 timestamp into Unix milliseconds.
+func millis(v value) (float64, bool) {
+	s, ok := v.str()
+	if !ok {
+		return 0, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, false
+	}
+	return float64(t.UnixMilli()), true
+}
+
+// str builds a string in storage form.
+func mpStr(s string) []byte { return codec.AppendString(nil, s) }
+
+// textBlock builds {"type":"text","text":s}.
+func textBlock(s string) []byte {
+	var o codec.Object
+	o.Str("type", codec.BlockText).Str("text", s)
+	return o.Bytes()
+}
