@@ -58,7 +58,7 @@ type codexMapper struct {
 var codexKept = map[string]bool{
 	"session_meta": true, "turn_context": true, "world_state": true,
 	"inter_agent_communication_metadata": true,
-	"event_msg/user_message": true, "event_msg/agent_message": true, "event_msg/agent_reasoning": true,
+	"event_msg/user_message":             true, "event_msg/agent_message": true, "event_msg/agent_reasoning": true,
 	"event_msg/agent_reasoning_raw_content": true, "event_msg/agent_reasoning_section_break": true,
 	"event_msg/token_count": true, "event_msg/exec_command_begin": true, "event_msg/exec_command_end": true,
 	"event_msg/patch_apply_begin": true, "event_msg/patch_apply_end": true, "event_msg/mcp_tool_call_begin": true,

@@ -52,4 +52,3 @@ func (l *lineReader) next() ([]byte, bool, error) {
 		}
 	}
 }
-
