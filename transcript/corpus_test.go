@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/transcript"
 	"github.com/sessionlog/sessionlog/verify"
 )
@@ -57,7 +58,7 @@ func importFile(t *testing.T, st eventlog.Store, f transcript.Format, path strin
 
 func openStore(t *testing.T) *eventlog.Log {
 	t.Helper()
-	st, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true})
+	st, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}

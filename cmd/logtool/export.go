@@ -19,6 +19,9 @@ type exportOptions struct {
 	g *globalOptions
 	// output is the file to write; "" or "-" means stdout.
 	output string
+	// format is "" (canonical JSONL) or "source" (an imported
+	// transcript's original file, SPEC §13).
+	format string
 }
 
 func newExportCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
@@ -38,6 +41,7 @@ renamed over it once complete, so FILE is never left half-written.`,
 		}),
 	}
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "write to `FILE` (atomically) instead of stdout")
+	cmd.Flags().StringVar(&opts.format, "format", "", "`source`: write an imported transcript's original file back, byte for byte")
 	return cmd
 }
 
@@ -53,7 +57,13 @@ func runExport(ctx context.Context, opts exportOptions, args []string, stdout, _
 	if err != nil {
 		return err
 	}
+	if opts.format != "" && opts.format != "source" {
+		return usagef("export: --format %q: the only format is source", errors.Safe(opts.format))
+	}
 	write := func(w io.Writer) (err error) {
+		if opts.format == "source" {
+			return writeSource(ctx, st, id, w)
+		}
 		bw := bufio.NewWriterSize(w, 64<<10)
 		line, err := head.Header.AppendJSON(nil)
 		if err != nil {

@@ -20,6 +20,8 @@ type importOptions struct {
 	strict bool
 	// id, when set, is the id the one file is imported under.
 	id string
+	// tr holds the flags for other agents' transcripts (SPEC §13).
+	tr transcriptFlags
 }
 
 func newImportCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
@@ -53,11 +55,15 @@ back, the files after it are not attempted and say so, and the exit code is
 	}
 	cmd.Flags().BoolVar(&opts.strict, "strict", false, "refuse a file that ends in a torn tail instead of dropping the tail")
 	cmd.Flags().StringVar(&opts.id, "id", "", "import the one FILE under the new session `ID`")
+	addTranscriptFlags(cmd, &opts.tr)
 	return cmd
 }
 
 // runImport imports each file of args into the store.
 func runImport(ctx context.Context, opts importOptions, args []string, stdout, stderr io.Writer) (err error) {
+	if opts.tr != (transcriptFlags{}) {
+		return runImportTranscripts(ctx, opts, args, stdout, stderr)
+	}
 	stdin := 0
 	for _, a := range args {
 		if a == "-" {

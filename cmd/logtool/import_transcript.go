@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/transcript"
+	"github.com/spf13/cobra"
+)
+
+// transcriptFlags are import's flags for other agents' transcripts
+// (SPEC §13).
+type transcriptFlags struct {
+	// format is "" (DSH JSONL, as without the flag), dsh, codex,
+	// claude-code or auto.
+	format       string
+	skipExisting bool
+}
+
+func addTranscriptFlags(cmd *cobra.Command, f *transcriptFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "", "the files' `FORMAT`: dsh, codex, claude-code or auto (tells the three apart; directories are imported recursively)")
+	fl.BoolVar(&f.skipExisting, "skip-existing", false, "skip a transcript whose session id is in the store already instead of failing")
+}
+
+// transcriptJob is one file to import.
+type transcriptJob struct {
+	path string // "-" is stdin
+	// parent is the session id of a Claude Code subagent file's parent.
+	parent string
+}
+
+// runImportTranscripts imports files and directory trees under --format.
+func runImportTranscripts(ctx context.Context, opts importOptions, args []string, stdout, stderr io.Writer) (err error) {
+	f := opts.tr
+	if f.format == "" {
+		f.format = string(transcript.DSH)
+		opts.tr = f
+	}
+	if f.format != "auto" {
+		if _, ok := transcript.ParseFormat(f.format); !ok {
+			return usagef("import: --format %q: want dsh, codex, claude-code or auto", errors.Safe(f.format))
+		}
+	}
+	jobs, err := transcriptJobs(args)
+	if err != nil {
+		return err
+	}
+	if opts.id != "" && len(jobs) != 1 {
+		return usagef("import: --id names one session; %d files given", errors.Safe(len(jobs)))
+	}
+	st, err := opts.g.open(openCreate)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, &err)
+
+	failed := 0
+	progress := len(jobs) > 1
+	for i, job := range jobs {
+		if err := ctx.Err(); err != nil {
+			return errors.Wrap(err, "import")
+		}
+		if progress {
+			fmt.Fprintf(stderr, "[%d/%d] %s\n", i+1, len(jobs), job.path)
+		}
+		err := importTranscript(ctx, st, opts, job, stdout, stderr)
+		if err != nil {
+			if len(jobs) == 1 {
+				return err
+			}
+			failed++
+			printError(stderr, err)
+		}
+	}
+	if failed > 0 {
+		return errors.Newf("%d of %d files not imported", errors.Safe(failed), errors.Safe(len(jobs)))
+	}
+	return nil
+}
+
+// transcriptJobs expands args: a directory stands for every *.jsonl file
+// under it, in path order, Claude Code subagent files
+// (…/SESSION/subagents/agent-*.jsonl) after the others so that their
+// parents are in the store first.
+func transcriptJobs(args []string) ([]transcriptJob, error) {
+	var jobs, subs []transcriptJob
+	add := func(path string) {
+		if parent, ok := subagentParent(path); ok {
+			subs = append(subs, transcriptJob{path: path, parent: parent})
+			return
+		}
+		jobs = append(jobs, transcriptJob{path: path})
+	}
+	stdin := 0
+	for _, a := range args {
+		if a == "-" {
+			if stdin++; stdin > 1 {
+				return nil, usagef("import: - (stdin) can be given once")
+			}
+			jobs = append(jobs, transcriptJob{path: a})
+			continue
+		}
+		fi, err := os.Stat(a)
+		if err != nil {
+			return nil, errors.Wrap(err, "import")
+		}
+		if !fi.IsDir() {
+			add(a)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".jsonl") {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, errors.Wrap(err, "import")
+		}
+		sort.Strings(found)
+		for _, p := range found {
+			add(p)
+		}
+	}
+	return append(jobs, subs...), nil
+}
+
+// subagentParent returns the parent session of a Claude Code subagent
+// file: the directory SESSION of SESSION/subagents/agent-*.jsonl.
+func subagentParent(path string) (string, bool) {
+	dir := filepath.Dir(path)
+	if filepath.Base(dir) != "subagents" || !strings.HasPrefix(filepath.Base(path), "agent-") {
+		return "", false
+	}
+	parent := filepath.Base(filepath.Dir(dir))
+	return parent, parent != "." && parent != string(filepath.Separator)
+}
+
+// importTranscript imports one file: DSH through the DSH importer, a
+// transcript through package transcript, with a report on stderr.
+func importTranscript(ctx context.Context, st store, opts importOptions, job transcriptJob, stdout, stderr io.Writer) error {
+	data, err := readInput(opts, job.path)
+	if err != nil {
+		return err
+	}
+	name := job.path
+	if name == "-" {
+		name = "stdin"
+	}
+	format := transcript.Format(opts.tr.format)
+	if opts.tr.format == "auto" {
+		if format, err = transcript.Detect(data); err != nil {
+			return errors.WithHint(errors.Wrapf(err, "import %s", errors.Safe(name)),
+				"--format names the format when the first lines cannot tell")
+		}
+	}
+	if format == transcript.DSH {
+		if job.path == "-" {
+			opts.g.env.stdin = bytes.NewReader(data) // read already
+		}
+		id, n, err := importFile(ctx, st, opts, job.path, stderr)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s %d\n", id, n)
+		return errors.Wrap(err, "import: write output")
+	}
+	s, err := transcript.Open(bytes.NewReader(data), int64(len(data)), format,
+		transcript.Options{ID: opts.id, Parent: job.parent, Name: name})
+	if err != nil {
+		return errors.Wrapf(err, "import")
+	}
+	id := s.Header.ID
+	if _, err := st.Head(ctx, id); err == nil {
+		if opts.tr.skipExisting {
+			fmt.Fprintf(stderr, "%s: session %s exists already: skipped\n", name, id)
+			return nil
+		}
+		return errors.WithHint(
+			errors.Mark(errors.Newf("import %s: session %s exists already in %s",
+				errors.Safe(name), errors.Safe(id), errors.Safe(opts.g.db)), eventlog.ErrConflict),
+			"--skip-existing skips it, --id stores it under another id")
+	} else if !errors.Is(err, eventlog.ErrNotFound) {
+		return errors.Wrapf(err, "import %s", errors.Safe(name))
+	}
+	n, err := st.Import(ctx, s.Header, s)
+	if err != nil {
+		if errors.Is(err, eventlog.ErrConflict) && opts.tr.skipExisting {
+			fmt.Fprintf(stderr, "%s: session %s exists already: skipped\n", name, id)
+			return nil
+		}
+		return errors.Wrapf(err, "import %s", errors.Safe(name))
+	}
+	if _, err := fmt.Fprintf(stdout, "%s %d\n", id, n); err != nil {
+		return errors.Wrap(err, "import: write output")
+	}
+	reportTranscript(stderr, name, format, job.parent, s.Stats())
+	return nil
+}
+
+// readInput reads a whole file (or stdin for "-"): Open reads it twice.
+func readInput(opts importOptions, path string) ([]byte, error) {
+	if path == "-" {
+		data, err := io.ReadAll(opts.g.env.stdin)
+		return data, errors.Wrap(err, "import stdin")
+	}
+	data, err := os.ReadFile(path)
+	return data, errors.Wrap(err, "import")
+}
+
+// reportTranscript writes what an import made of a file: lines mapped,
+// kept unmapped and unknown, by kind, and the mapped counts.
+func reportTranscript(w io.Writer, name string, f transcript.Format, parent string, s transcript.Stats) {
+	fmt.Fprintf(w, "%s: %s, %d %s: %d mapped, %d kept unmapped, %d unknown; %d turns, %d steps, %d prompts, %d tool calls, %d tool results, %d compactions",
+		name, f, s.Lines, plural(s.Lines, "line", "lines"), s.Mapped, s.Kept, s.Unknown,
+		s.Turns, s.Steps, s.Prompts, s.ToolCalls, s.ToolResults, s.Compactions)
+	if parent != "" {
+		fmt.Fprintf(w, "; subagent of %s", parent)
+	}
+	fmt.Fprintln(w)
+	kinds := make([]string, 0, len(s.Kinds))
+	for k, c := range s.Kinds {
+		if c.Kept+c.Unknown > 0 {
+			kinds = append(kinds, k)
+		}
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		c := s.Kinds[k]
+		switch {
+		case c.Unknown > 0:
+			fmt.Fprintf(w, "  unknown  %-40s %d\n", k, c.Unknown)
+		default:
+			fmt.Fprintf(w, "  kept     %-40s %d\n", k, c.Kept)
+		}
+	}
+	if s.Torn {
+		fmt.Fprintf(w, "logtool: warning: %s: the last line (%d) is torn (no newline, not a whole JSON object): kept as a source line, not mapped\n",
+			name, s.Lines)
+	}
+}
+
+// writeSource writes the original file of an imported transcript from its
+// source/line events (export --format source).
+func writeSource(ctx context.Context, st store, id string, w io.Writer) (err error) {
+	it, err := st.Scan(ctx, id, 0)
+	if err != nil {
+		return errors.Wrapf(err, "export %s", errors.Safe(id))
+	}
+	defer func() { err = errors.CombineErrors(err, it.Close()) }()
+	if err := transcript.WriteSource(w, it); err != nil {
+		return errors.WithHint(errors.Wrapf(err, "export %s --format source", errors.Safe(id)),
+			"without --format, export writes the session as canonical JSONL")
+	}
+	return nil
+}
