@@ -1,0 +1,352 @@
+package transcript_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/transcript"
+)
+
+// counts are what a file holds, or what its import mapped.
+type counts struct {
+	Prompts, ToolCalls, ToolResults, Compactions int
+	Usage                                        transcript.Usage
+}
+
+// TestCounts checks that prompts, tool calls, tool results, compactions
+// and usage are mapped one for one: the expected counts are computed here
+// from the file itself with encoding/json, by the rules of SPEC §13, and
+// compared with the events the store holds after import (read back as
+// exported JSONL).
+func TestCounts(t *testing.T) {
+	ctx := context.Background()
+	for f, files := range corpus(t) {
+		for _, path := range files {
+			t.Run(filepath.Base(path), func(t *testing.T) {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want counts
+				if f == transcript.Codex {
+					want = codexCounts(data)
+				} else {
+					want = claudeCounts(data)
+				}
+				st := openStore(t)
+				s := importFile(t, st, f, path, transcript.Options{})
+				got := storedCounts(t, ctx, st, s.Header.ID)
+				if got != want {
+					t.Errorf("mapped %+v\nfile   %+v", got, want)
+				}
+				t.Logf("%+v", got)
+			})
+		}
+	}
+}
+
+// lines decodes each line of data that is a JSON object (nil otherwise).
+func lines(data []byte) []map[string]any {
+	var out []map[string]any
+	for _, l := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(l) == 0 {
+			continue
+		}
+		var m map[string]any
+		d := json.NewDecoder(bytes.NewReader(l))
+		d.UseNumber()
+		if !utf8.Valid(l) || d.Decode(&m) != nil {
+			// Text that is not UTF-8 is not JSON (SPEC §2.2).
+			m = nil
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func obj(v any, keys ...string) map[string]any {
+	m, _ := v.(map[string]any)
+	for _, k := range keys {
+		m, _ = m[k].(map[string]any)
+	}
+	return m
+}
+
+func str(m map[string]any, k string) (string, bool) {
+	s, ok := m[k].(string)
+	return s, ok
+}
+
+func num(m map[string]any, k string) (int64, bool) {
+	n, ok := m[k].(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64()
+	return int64(f), err == nil
+}
+
+// codexCounts: user message items are prompts; function and custom tool
+// calls with a call id, a name and arguments (input) are calls; an output is a result when it answers a
+// call of the same turn; compacted records are compactions; usage is the
+// sum of each new token_count's last_token_usage (cached input apart).
+func codexCounts(data []byte) counts {
+	var c counts
+	open := map[string]bool{}
+	var lastTotal string
+	for _, m := range lines(data) {
+		typ, _ := str(m, "type")
+		p := obj(m, "payload")
+		pt, _ := str(p, "type")
+		switch {
+		case typ == "compacted":
+			if _, ok := str(p, "message"); ok {
+				c.Compactions++
+			}
+			open = map[string]bool{}
+		case typ == "event_msg" && (pt == "task_started" || pt == "task_complete" || pt == "turn_aborted"):
+			open = map[string]bool{}
+		case typ == "response_item" && pt == "message" && p["role"] == "user":
+			c.Prompts++
+		case typ == "response_item" && (pt == "function_call" || pt == "custom_tool_call"):
+			id, ok := str(p, "call_id")
+			_, okName := str(p, "name")
+			args := "arguments"
+			if pt == "custom_tool_call" {
+				args = "input"
+			}
+			_, okArgs := str(p, args)
+			if ok && okName && okArgs && id != "" {
+				c.ToolCalls++
+				open[id] = true
+			}
+		case typ == "response_item" && (pt == "function_call_output" || pt == "custom_tool_call_output"):
+			id, _ := str(p, "call_id")
+			if open[id] {
+				c.ToolResults++
+				delete(open, id)
+			}
+		case typ == "event_msg" && pt == "token_count":
+			last := obj(p, "info", "last_token_usage")
+			in, ok1 := num(last, "input_tokens")
+			out, ok2 := num(last, "output_tokens")
+			if !ok1 || !ok2 {
+				continue
+			}
+			total, _ := json.Marshal(obj(p, "info", "total_token_usage"))
+			if string(total) == lastTotal {
+				continue
+			}
+			lastTotal = string(total)
+			cached, _ := num(last, "cached_input_tokens")
+			write, _ := num(last, "cache_write_input_tokens")
+			r, _ := num(last, "reasoning_output_tokens")
+			c.Usage.Input += max(in-cached-write, 0)
+			c.Usage.Output += out
+			c.Usage.CacheRead += cached
+			c.Usage.CacheWrite += write
+			c.Usage.Reasoning += r
+		}
+	}
+	return c
+}
+
+// claudeCounts walks the branch that ends at the last line's leaf (a
+// parent is the latest earlier line with its uuid, else the line before),
+// then counts on it: user lines with plain content, every block an object
+// with a type (prompts), tool_use
+// blocks, tool_result blocks answering a call not answered yet,
+// isCompactSummary lines, and the usage of the last line of each
+// message.id.
+func claudeCounts(data []byte) counts {
+	ls := lines(data)
+	parent := make([]int, len(ls))
+	latest := map[string]int{}
+	leaf, lastUUID, main := -1, -1, 0
+	for i, m := range ls {
+		if m == nil {
+			parent[i] = -1
+			continue
+		}
+		if m["type"] == "last-prompt" {
+			if l, ok := latest[m["leafUuid"].(string)]; ok {
+				leaf = l
+			}
+			parent[i] = -1
+			continue
+		}
+		uuid, _ := str(m, "uuid")
+		if uuid == "" {
+			parent[i] = -1
+			continue
+		}
+		p, ok := str(m, "parentUuid")
+		if !ok {
+			p, _ = str(m, "logicalParentUuid")
+		}
+		if l, ok := latest[p]; ok && p != "" {
+			parent[i] = l
+		} else {
+			parent[i] = lastUUID
+		}
+		latest[uuid], lastUUID = i, i
+		if m["isSidechain"] != true {
+			leaf = i
+			main++
+		}
+	}
+	if main == 0 && leaf < 0 {
+		leaf = lastUUID
+	}
+	on := make([]bool, len(ls))
+	for i := leaf; i >= 0; i = parent[i] {
+		on[i] = true
+	}
+	var c counts
+	calls := map[string]bool{}
+	usage := map[string]map[string]any{}
+	var order []string
+	for i, m := range ls {
+		if !on[i] || m["isSidechain"] == true && main > 0 {
+			continue
+		}
+		msg := obj(m, "message")
+		switch m["type"] {
+		case "user":
+			if m["isCompactSummary"] == true {
+				c.Compactions++
+				continue
+			}
+			blocks, isArr := msg["content"].([]any)
+			_, isStr := msg["content"].(string)
+			plain := isStr
+			if isArr {
+				plain = true
+				for _, b := range blocks {
+					bm, _ := b.(map[string]any)
+					if _, ok := str(bm, "type"); !ok {
+						// Not a content block (SPEC §2.6): the line is kept.
+						plain = false
+					}
+					if bm["type"] == "tool_result" {
+						plain = false
+						if id, _ := str(bm, "tool_use_id"); calls[id] {
+							c.ToolResults++
+							delete(calls, id)
+						}
+					}
+				}
+			}
+			if plain {
+				c.Prompts++
+			}
+		case "assistant":
+			blocks, _ := msg["content"].([]any)
+			for _, b := range blocks {
+				bm, _ := b.(map[string]any)
+				if bm["type"] != "tool_use" {
+					continue
+				}
+				id, ok1 := str(bm, "id")
+				_, ok2 := str(bm, "name")
+				if ok1 && ok2 && id != "" && bm["input"] != nil {
+					c.ToolCalls++
+					calls[id] = true
+				}
+			}
+			if u := obj(msg, "usage"); u != nil {
+				key, _ := str(msg, "id")
+				if key == "" {
+					key = string(rune(i)) + "\x00line"
+				}
+				if _, seen := usage[key]; !seen {
+					order = append(order, key)
+				}
+				usage[key] = u
+			}
+		}
+	}
+	for _, k := range order {
+		u := usage[k]
+		in, ok1 := num(u, "input_tokens")
+		out, ok2 := num(u, "output_tokens")
+		if !ok1 || !ok2 {
+			continue
+		}
+		r, _ := num(u, "cache_read_input_tokens")
+		w, _ := num(u, "cache_creation_input_tokens")
+		c.Usage.Input += in
+		c.Usage.Output += out
+		c.Usage.CacheRead += r
+		c.Usage.CacheWrite += w
+	}
+	return c
+}
+
+// storedCounts reads the session back as canonical JSONL and counts its
+// mapped events.
+func storedCounts(t *testing.T, ctx context.Context, st *eventlog.Log, id string) counts {
+	t.Helper()
+	it, err := st.Scan(ctx, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	var c counts
+	for {
+		ev, err := it.Next()
+		if err == io.EOF {
+			return c
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := ev.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Type string
+			Data struct {
+				Source struct{ Kind, Plugin string }
+				Usage  map[string]int64
+				Origin *struct {
+					Format string
+					Line   int
+				}
+			}
+		}
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Type != transcript.TypeSourceLine && e.Data.Origin == nil {
+			t.Errorf("seq %d: mapped %s without origin", ev.Seq, e.Type)
+		}
+		switch e.Type {
+		case "user/message":
+			if e.Data.Source.Plugin != "compact" {
+				c.Prompts++
+			}
+		case "tool/call":
+			c.ToolCalls++
+		case "tool/result":
+			c.ToolResults++
+		case "compact/summary":
+			c.Compactions++
+		case "assistant/message":
+			u := e.Data.Usage
+			c.Usage.Input += u["inputTokens"]
+			c.Usage.Output += u["outputTokens"]
+			c.Usage.CacheRead += u["cacheReadTokens"]
+			c.Usage.CacheWrite += u["cacheWriteTokens"]
+			c.Usage.Reasoning += u["reasoningTokens"]
+		}
+	}
+}
