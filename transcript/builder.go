@@ -46,11 +46,15 @@ type pendingStep struct {
 	calls   []toolCall
 	results []toolResult
 	msgLine int
+	// start and end are the times of the response's first and latest
+	// lines: its events get them, not the time of the line that closed it.
+	start, end float64
 }
 
 type toolCall struct {
 	id, name, args string
 	line           int
+	time           float64
 }
 
 type toolResult struct {
@@ -58,6 +62,7 @@ type toolResult struct {
 	content []byte
 	isError bool
 	line    int
+	time    float64
 }
 
 // emit queues a mapped event; data gets origin as its last key.
@@ -137,6 +142,7 @@ func (b *builder) closeTurn(line int, reason []byte) error {
 // starting at line: the pending one if it continues, else a new one.
 func (b *builder) response(line int, key string) (*pendingStep, error) {
 	if st := b.st; st != nil && !st.done && len(st.results) == 0 && (key == "" || st.key == key) {
+		st.end = max(st.end, b.time)
 		return st, nil
 	}
 	if err := b.closeStep(); err != nil {
@@ -145,7 +151,7 @@ func (b *builder) response(line int, key string) (*pendingStep, error) {
 	if err := b.ensureTurn(line); err != nil {
 		return nil, err
 	}
-	b.st = &pendingStep{line: line, key: key, msgLine: line}
+	b.st = &pendingStep{line: line, key: key, msgLine: line, start: b.time, end: b.time}
 	return b.st, nil
 }
 
@@ -170,7 +176,9 @@ func (b *builder) answer(r toolResult) bool {
 	if !found {
 		return false
 	}
+	r.time = b.time
 	st.results = append(st.results, r)
+	st.end = max(st.end, b.time)
 	return true
 }
 
@@ -206,6 +214,9 @@ func (b *builder) closeStep() error {
 		return nil
 	}
 	b.st = nil
+	now := b.time
+	defer func() { b.time = now }()
+	b.time = st.start
 	if err := b.ensureHeader(); err != nil {
 		return err
 	}
@@ -234,6 +245,7 @@ func (b *builder) closeStep() error {
 		return err
 	}
 	for _, c := range st.calls {
+		b.time = c.time
 		o = codec.Object{}
 		o.Int("turn", b.turn).Int("step", b.steps).Str("callId", c.id).Str("name", c.name).Str("arguments", c.args)
 		if _, err := b.emit(codec.TypeToolCall, &o, c.line, codec.SurfaceOp{}, nil); err != nil {
@@ -242,6 +254,7 @@ func (b *builder) closeStep() error {
 		b.stats.ToolCalls++
 	}
 	for _, r := range st.results {
+		b.time = r.time
 		o = codec.Object{}
 		o.Int("turn", b.turn).Int("step", b.steps).Str("callId", r.id).Value("content", r.content).Bool("isError", r.isError)
 		if _, err := b.emit(codec.TypeToolResult, &o, r.line, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
@@ -249,6 +262,7 @@ func (b *builder) closeStep() error {
 		}
 		b.stats.ToolResults++
 	}
+	b.time = max(st.end, b.time)
 	o = codec.Object{}
 	o.Int("turn", b.turn).Int("step", b.steps)
 	_, err := b.emit(codec.TypeStepEnd, &o, st.line, codec.SurfaceOp{}, nil)

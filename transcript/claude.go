@@ -302,7 +302,7 @@ func (m *claudeMapper) assistant(b *builder, n int, v value) (int, error) {
 			var o codec.Object
 			o.Str("type", codec.BlockToolCall).Str("id", id).Str("name", name).Str("arguments", args)
 			bs = append(bs, o.Bytes())
-			calls = append(calls, toolCall{id: id, name: name, args: args, line: n})
+			calls = append(calls, toolCall{id: id, name: name, args: args, line: n, time: b.time})
 		default:
 			bl, ok := block(e)
 			if !ok {

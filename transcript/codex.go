@@ -184,7 +184,7 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 		var o codec.Object
 		o.Str("type", codec.BlockToolCall).Str("id", id).Str("name", name).Str("arguments", args)
 		st.blocks = append(st.blocks, o.Bytes())
-		st.calls = append(st.calls, toolCall{id: id, name: name, args: args, line: n})
+		st.calls = append(st.calls, toolCall{id: id, name: name, args: args, line: n, time: b.time})
 		return lineMapped, nil
 	case "response_item/function_call_output", "response_item/custom_tool_call_output":
 		id, ok := p.get("call_id").str()
@@ -311,6 +311,7 @@ func (m *codexMapper) tokenCount(b *builder, n int, p value) (int, error) {
 	}
 	st.usage = u.Bytes()
 	st.done = true
+	st.end = max(st.end, b.time)
 	return lineMapped, nil
 }
 
