@@ -63,6 +63,14 @@ func (o *Object) key(k string) {
 	o.body = AppendString(o.body, k)
 }
 
+// AppendTo appends the object's storage form to dst.
+func (o *Object) AppendTo(dst []byte) []byte {
+	return append(AppendMapHeader(dst, o.n), o.body...)
+}
+
+// Size is the length of the object's storage form.
+func (o *Object) Size() int { return len(AppendMapHeader(nil, o.n)) + len(o.body) }
+
 // Bytes returns the object's storage form.
 func (o *Object) Bytes() []byte {
 	out := AppendMapHeader(make([]byte, 0, len(o.body)+5), o.n)

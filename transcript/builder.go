@@ -9,6 +9,45 @@ import (
 
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
+// rawEvent writes the storage form of an event the importer creates, as
+// codec.NewEvent does (SPEC §2.4's key order: type, seq, time, data,
+// sourceEventSeqs?, surfaceOp? on surface types), into one buffer sized
+// up front: an import copies every line's bytes more than once, and this
+// is where the copies were.
+// extra is room to leave for bytes the caller appends.
+func rawEvent(typ string, seq int64, time float64, data *codec.Object, op codec.SurfaceOp, sources []int64, extra int) []byte {
+	n := 4
+	surface := codec.IsSurfaceType(typ)
+	if surface {
+		n++
+		if sources != nil {
+			n++
+		}
+	}
+	buf := make([]byte, 0, data.Size()+len(typ)+9*len(sources)+96+extra)
+	buf = codec.AppendMapHeader(buf, n)
+	buf = codec.AppendString(codec.AppendString(buf, "type"), typ)
+	buf = codec.AppendInt(codec.AppendString(buf, "seq"), seq)
+	buf = codec.AppendNumber(codec.AppendString(buf, "time"), time)
+	buf = data.AppendTo(codec.AppendString(buf, "data"))
+	if !surface {
+		return buf
+	}
+	if sources != nil {
+		buf = codec.AppendArrayHeader(codec.AppendString(buf, "sourceEventSeqs"), len(sources))
+		for _, s := range sources {
+			buf = codec.AppendInt(buf, s)
+		}
+	}
+	buf = codec.AppendString(buf, "surfaceOp")
+	if op.Kind == codec.OpReplace {
+		var r codec.Object
+		r.Str("op", "replace").Int("start", op.Start).Int("end", op.End)
+		return append(buf, r.Bytes()...)
+	}
+	return codec.AppendString(buf, "append")
+}
+
 // builder writes the mapped events of SPEC §13 for both formats: turns,
 // steps (one per model response, buffered until the response is over so
 // that its tool results join it), header snapshots, the surface and its
@@ -70,7 +109,7 @@ func (b *builder) emit(typ string, data *codec.Object, line int, op codec.Surfac
 	var origin codec.Object
 	origin.Str("format", string(b.format)).Int("line", int64(line))
 	data.Value("origin", origin.Bytes())
-	ev, err := codec.NewEvent(typ, b.seq, b.time, data.Bytes(), op, sources)
+	ev, err := codec.DecodeEvent(rawEvent(typ, b.seq, b.time, data, op, sources, 0))
 	if err != nil {
 		return 0, errors.Wrapf(err, "mapped %s", errors.Safe(typ))
 	}

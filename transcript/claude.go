@@ -19,7 +19,14 @@ type claudeMapper struct {
 	boundary     int64
 	boundaryLine int
 	preTokens    int64
+	// images are the storage forms the first pass parsed, by line (nil:
+	// not JSON), kept when the whole file's fit in parseCache bytes, so
+	// that the second pass need not parse again; nil otherwise.
+	images [][]byte
 }
+
+// parseCache bounds the parsed lines the first pass keeps for the second.
+const parseCache = 128 << 20
 
 // scanClaude is the first pass over a Claude Code transcript: the
 // session header and the branch. Lines form a tree by uuid and
@@ -38,6 +45,7 @@ func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, er
 	parent := []int{0}
 	leaf, lastUUID := 0, 0
 	mainLines := 0
+	images, cached := [][]byte{nil}, 0
 	for {
 		line, _, err := lr.next()
 		if err == io.EOF {
@@ -49,34 +57,44 @@ func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, er
 		n := lr.n
 		parent = append(parent, 0)
 		mp, err = codec.FromJSON(mp[:0], line, lim)
+		if images != nil {
+			var img []byte
+			if err == nil {
+				img = append([]byte(nil), mp...)
+			}
+			images = append(images, img)
+			if cached += len(img); cached > parseCache {
+				images = nil
+			}
+		}
 		if err != nil {
 			continue
 		}
-		v := value(mp)
+		f := value(mp).fields("timestamp", "sessionId", "cwd", "type", "uuid", "parentUuid", "logicalParentUuid", "isSidechain", "leafUuid")
 		if !haveTime {
-			if t, ok := millis(v.get("timestamp")); ok {
+			if t, ok := millis(f[0]); ok {
 				info.created, haveTime = t, true
 			}
 		}
 		if info.id == "" {
-			info.id = v.get("sessionId").text()
+			info.id = f[1].text()
 		}
 		if info.cwd == "" {
-			info.cwd = v.get("cwd").text()
+			info.cwd = f[2].text()
 		}
-		if v.get("type").text() == "last-prompt" {
-			if l, ok := latest[v.get("leafUuid").text()]; ok {
+		if f[3].text() == "last-prompt" {
+			if l, ok := latest[f[8].text()]; ok {
 				leaf = l
 			}
 			continue
 		}
-		uuid, ok := v.get("uuid").str()
+		uuid, ok := f[4].str()
 		if !ok || uuid == "" {
 			continue
 		}
-		p, ok := v.get("parentUuid").str()
+		p, ok := f[5].str()
 		if !ok {
-			p, _ = v.get("logicalParentUuid").str()
+			p, _ = f[6].str()
 		}
 		if l, ok := latest[p]; ok && p != "" {
 			parent[n] = l
@@ -87,12 +105,12 @@ func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, er
 		}
 		latest[uuid] = n
 		lastUUID = n
-		if side, _ := v.get("isSidechain").boolean(); !side {
+		if side, _ := f[7].boolean(); !side {
 			leaf = n
 			mainLines++
 		}
 	}
-	m := &claudeMapper{onBranch: make([]bool, len(parent)), sidechainMain: mainLines == 0}
+	m := &claudeMapper{onBranch: make([]bool, len(parent)), sidechainMain: mainLines == 0, images: images}
 	if m.sidechainMain && leaf == 0 {
 		// A subagent's file: its last line with a uuid is the leaf.
 		leaf = lastUUID
@@ -112,11 +130,23 @@ var claudeKnown = map[string]bool{
 	"relocated": true, "started": true, "result": true,
 }
 
+// Top-level keys the mapper reads, by index into claudeMapper.line's
+// fields.
+const (
+	cType = iota
+	cSubtype
+	cSidechain
+	cMessage
+	cCompactSummary
+	cCompactMetadata
+)
+
 func (m *claudeMapper) line(b *builder, n int, v value) (string, int, error) {
-	typ := v.get("type").text()
+	f := v.fields("type", "subtype", "isSidechain", "message", "isCompactSummary", "compactMetadata")
+	typ := f[cType].text()
 	kind := typ
 	if typ == "system" {
-		kind = "system/" + v.get("subtype").text()
+		kind = "system/" + f[cSubtype].text()
 	}
 	if typ == "" {
 		kind = "(no type)"
@@ -125,16 +155,16 @@ func (m *claudeMapper) line(b *builder, n int, v value) (string, int, error) {
 	if !claudeKnown[typ] {
 		how = lineUnknown
 	}
-	side, _ := v.get("isSidechain").boolean()
+	side, _ := f[cSidechain].boolean()
 	if n >= len(m.onBranch) || !m.onBranch[n] || side && !m.sidechainMain {
 		return kind, how, nil
 	}
 	var err error
 	switch {
 	case typ == "user":
-		how, err = m.user(b, n, v)
+		how, err = m.user(b, n, f)
 	case typ == "assistant":
-		how, err = m.assistant(b, n, v)
+		how, err = m.assistant(b, n, f[cMessage])
 	case kind == "system/compact_boundary":
 		if err = m.settle(b, n); err != nil {
 			return kind, 0, err
@@ -142,7 +172,7 @@ func (m *claudeMapper) line(b *builder, n int, v value) (string, int, error) {
 		m.boundary, err = b.compactStart(n)
 		m.boundaryLine = n
 		m.preTokens = -1
-		if t, ok := v.path("compactMetadata", "preTokens").num(); ok && t >= 0 {
+		if t, ok := f[cCompactMetadata].get("preTokens").num(); ok && t >= 0 {
 			m.preTokens = int64(t)
 		}
 		how = lineMapped
@@ -160,10 +190,9 @@ func (m *claudeMapper) settle(b *builder, n int) error {
 	return b.compactFail(n, "the transcript records no compact summary")
 }
 
-func (m *claudeMapper) user(b *builder, n int, v value) (int, error) {
-	msg := v.get("message")
-	c := msg.get("content")
-	if sum, _ := v.get("isCompactSummary").boolean(); sum {
+func (m *claudeMapper) user(b *builder, n int, f []value) (int, error) {
+	c := f[cMessage].get("content")
+	if sum, _ := f[cCompactSummary].boolean(); sum {
 		content, ok := contentOf(c, "text")
 		if !ok {
 			return lineKept, nil
@@ -254,9 +283,9 @@ func claudeResult(e value, n int) (toolResult, bool) {
 	return r, true
 }
 
-func (m *claudeMapper) assistant(b *builder, n int, v value) (int, error) {
-	msg := v.get("message")
-	c := msg.get("content")
+func (m *claudeMapper) assistant(b *builder, n int, msg value) (int, error) {
+	mf := msg.fields("content", "id", "model", "usage")
+	c := mf[0]
 	var elems []value
 	switch c.kind() {
 	case codec.KindString:
@@ -314,7 +343,7 @@ func (m *claudeMapper) assistant(b *builder, n int, v value) (int, error) {
 	if err := m.settle(b, n); err != nil {
 		return 0, err
 	}
-	key := msg.get("id").text()
+	key := mf[1].text()
 	st, err := b.response(n, key)
 	if err != nil {
 		return 0, err
@@ -331,10 +360,10 @@ func (m *claudeMapper) assistant(b *builder, n int, v value) (int, error) {
 		// Without message.id every line is its own response.
 		st.done = true
 	}
-	if model, ok := msg.get("model").str(); ok && model != "" && model != b.model {
+	if model, ok := mf[2].str(); ok && model != "" && model != b.model {
 		b.model, b.modelLine = model, n
 	}
-	if u := claudeUsage(msg.get("usage")); u != nil {
+	if u := claudeUsage(mf[3]); u != nil {
 		st.usage = u
 	}
 	st.blocks = append(st.blocks, bs...)
@@ -359,6 +388,16 @@ func claudeUsage(u value) []byte {
 		o.Int("cacheWriteTokens", int64(w))
 	}
 	return o.Bytes()
+}
+
+// parsed returns the first pass's image of line n, if it kept one.
+func (m *claudeMapper) parsed(n int) ([]byte, bool) {
+	if m.images == nil || n >= len(m.images) {
+		return nil, false
+	}
+	img := m.images[n]
+	m.images[n] = nil // each line is read once
+	return img, true
 }
 
 func (m *claudeMapper) finish(b *builder) error {

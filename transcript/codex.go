@@ -82,11 +82,11 @@ var codexKept = map[string]bool{
 	"compacted": true,
 }
 
-func codexKind(v value) string {
-	t := v.get("type").text()
+func codexKind(typ, payload value) string {
+	t := typ.text()
 	switch t {
 	case "event_msg", "response_item":
-		return t + "/" + v.path("payload", "type").text()
+		return t + "/" + payload.get("type").text()
 	case "":
 		return "(no type)"
 	}
@@ -94,8 +94,9 @@ func codexKind(v value) string {
 }
 
 func (m *codexMapper) line(b *builder, n int, v value) (string, int, error) {
-	kind := codexKind(v)
-	how, err := m.mapLine(b, n, kind, v.get("payload"))
+	f := v.fields("type", "payload")
+	kind := codexKind(f[0], f[1])
+	how, err := m.mapLine(b, n, kind, f[1])
 	if how == lineKept && !codexKept[kind] {
 		how = lineUnknown
 	}
@@ -163,11 +164,12 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 		}
 		return lineMapped, nil
 	case "response_item/function_call", "response_item/custom_tool_call":
-		id, ok1 := p.get("call_id").str()
-		name, ok2 := p.get("name").str()
-		args, ok3 := p.get("arguments").str()
+		f := p.fields("call_id", "name", "arguments", "input")
+		id, ok1 := f[0].str()
+		name, ok2 := f[1].str()
+		args, ok3 := f[2].str()
 		if kind == "response_item/custom_tool_call" {
-			args, ok3 = p.get("input").str()
+			args, ok3 = f[3].str()
 		}
 		if !ok1 || !ok2 || !ok3 || id == "" {
 			return lineKept, nil
@@ -187,11 +189,12 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 		st.calls = append(st.calls, toolCall{id: id, name: name, args: args, line: n, time: b.time})
 		return lineMapped, nil
 	case "response_item/function_call_output", "response_item/custom_tool_call_output":
-		id, ok := p.get("call_id").str()
+		f := p.fields("call_id", "output")
+		id, ok := f[0].str()
 		if !ok {
 			return lineKept, nil
 		}
-		out := p.get("output")
+		out := f[1]
 		var content []byte
 		switch out.kind() {
 		case codec.KindString:
@@ -227,8 +230,9 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 
 // message maps a response_item message by its role.
 func (m *codexMapper) message(b *builder, n int, p value) (int, error) {
-	role := p.get("role").text()
-	content, ok := contentOf(p.get("content"), "input_text", "output_text")
+	f := p.fields("role", "content")
+	role := f[0].text()
+	content, ok := contentOf(f[1], "input_text", "output_text")
 	if !ok {
 		return lineKept, nil
 	}
@@ -316,3 +320,6 @@ func (m *codexMapper) tokenCount(b *builder, n int, p value) (int, error) {
 }
 
 func (m *codexMapper) finish(b *builder) error { return b.closeStep() }
+
+// parsed: the Codex first pass stops at session_meta and keeps nothing.
+func (m *codexMapper) parsed(int) ([]byte, bool) { return nil, false }

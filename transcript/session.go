@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"io"
 	"path/filepath"
 	"strings"
@@ -110,6 +111,9 @@ const (
 type mapper interface {
 	line(b *builder, n int, v value) (kind string, how int, err error)
 	finish(b *builder) error
+	// parsed returns the first pass's storage form of line n, when it
+	// kept it (nil: the line is not JSON).
+	parsed(n int) ([]byte, bool)
 }
 
 // Session is an imported source file as an eventlog.Source: Next yields
@@ -130,6 +134,8 @@ type Session struct {
 	err   error
 	stats Stats
 	mp    []byte
+	// lastTS is the last timestamp parsed: lines often repeat it.
+	lastTS []byte
 }
 
 // Stats returns what the import made of the source so far.
@@ -235,8 +241,17 @@ func (s *Session) step() error {
 	if err := s.b.sourceLine(n, line, nl); err != nil {
 		return err
 	}
-	s.mp, err = codec.FromJSON(s.mp[:0], line, s.lim)
-	v := value(s.mp)
+	var v value
+	if img, ok := s.m.parsed(n); ok {
+		// The first pass parsed the line with the same limits.
+		v = value(img)
+		if img == nil {
+			err = codec.ErrSyntax
+		}
+	} else {
+		s.mp, err = codec.FromJSON(s.mp[:0], line, s.lim)
+		v = value(s.mp)
+	}
 	if err != nil || v.kind() != codec.KindObject {
 		if !nl {
 			s.stats.Torn = true
@@ -246,8 +261,11 @@ func (s *Session) step() error {
 		s.stats.count("(not a JSON object)", lineUnknown)
 		return nil
 	}
-	if t, ok := millis(v.get("timestamp")); ok {
-		s.b.time = t
+	if ts := v.get("timestamp"); ts != nil && !bytes.Equal(ts, s.lastTS) {
+		if t, ok := millis(ts); ok {
+			s.b.time = t
+			s.lastTS = append(s.lastTS[:0], ts...)
+		}
 	}
 	kind, how, err := s.m.line(s.b, n, v)
 	if err != nil {
@@ -257,24 +275,29 @@ func (s *Session) step() error {
 	return nil
 }
 
-// sourceLine queues the verbatim event of line n.
+// sourceLine queues the verbatim event of line n. It is built directly,
+// without a decode: its data is opaque (codec.Opaque) to every reader but
+// SourceLine, and the store decodes what it stores again anyway.
 func (b *builder) sourceLine(n int, line []byte, newline bool) error {
-	var o codec.Object
-	o.Str("format", string(b.format)).Int("line", int64(n))
-	if utf8.Valid(line) {
-		o.Str("text", string(line))
-	} else {
+	text, key := line, "text"
+	if !utf8.Valid(line) {
 		// A string must be UTF-8; bytes that are not are kept as base64.
-		o.Str("base64", encodeBase64(line))
+		text, key = []byte(encodeBase64(line)), "base64"
 	}
+	var data codec.Object
+	data.Str("format", string(b.format)).Int("line", int64(n))
+	data.Value(key, codec.AppendStringHeader(nil, len(text)))
+	raw := rawEvent(TypeSourceLine, b.seq, b.time, &data, codec.SurfaceOp{}, nil, len(text)+16)
+	// data is the envelope's last member and ends with the text's string
+	// header: the text, and the newline flag, are appended in place, so
+	// the whole event is one buffer.
+	dataStart := len(raw) - data.Size()
+	raw = append(raw, text...)
 	if !newline {
-		o.Bool("newline", false)
+		raw[dataStart]++ // data is a fixmap (3 members): one more
+		raw = codec.AppendBool(codec.AppendString(raw, "newline"), false)
 	}
-	ev, err := codec.NewEvent(TypeSourceLine, b.seq, b.time, o.Bytes(), codec.SurfaceOp{}, nil)
-	if err != nil {
-		return errors.Wrapf(err, "source line %d", errors.Safe(n))
-	}
-	b.queue = append(b.queue, ev)
+	b.queue = append(b.queue, codec.Event{Raw: raw, Type: TypeSourceLine, Seq: b.seq, Time: b.time, Data: &codec.Opaque{}})
 	b.seq++
 	return nil
 }

@@ -20,6 +20,8 @@ type report struct {
 	space    []spaceResult
 	memory   []memoryResult
 	wire     *wireReport
+	// transcripts are the transcript import figures (SPEC §13).
+	transcripts []transcriptResult
 }
 
 // table is a Markdown table.
@@ -110,6 +112,7 @@ func (r *report) markdown() string {
 	r.writeSpace(&b)
 	r.writeMemory(&b)
 	r.writeWire(&b)
+	r.writeTranscripts(&b)
 	return b.String()
 }
 
@@ -150,6 +153,10 @@ func (r *report) summary() *table {
 		s := r.space[len(r.sessions)-1]
 		t.add(fmt.Sprintf("bytes on disk per event, %s-event session: file ÷ JSONL", group(s.events)),
 			num(s.file)+" B", num(s.jsonl)+" B", ratio(s.file/s.jsonl))
+	}
+	for _, tr := range r.transcripts {
+		t.add(fmt.Sprintf("import a %s MiB %s transcript: encoding/json line by line ÷ ours (time)", mib(float64(tr.bytes)), tr.format),
+			num(tr.ours.Median)+" MB/s", num(tr.json.Median)+" MB/s", ratio(tr.ratio.Median))
 	}
 	if n := len(r.memory); n > 0 {
 		mr := r.memory[n-1]
