@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// transcripts is the shared transcript corpus (SPEC §13).
+var transcripts = filepath.Join(sharedDir, "testdata", "transcripts")
+
+// logtoolRun runs logtool against db and returns exit code, stdout and
+// stderr.
+func logtoolRun(t *testing.T, db string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	e := env{stdin: strings.NewReader(""), getenv: func(string) string { return "" }, now: func() time.Time { return testNow },
+		random: strings.NewReader(strings.Repeat("r", 1024))}
+	code := runEnv(context.Background(), e, append([]string{"--db", db}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	data, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestImportTranscripts imports a folder tree the way people keep them
+// (Claude Code projects with a subagent file, Codex rollouts, a DSH file)
+// with --format auto, then exports each transcript back byte for byte,
+// verifies the store, and checks conflicts, --skip-existing, --id, a torn
+// last line and a third format.
+func TestImportTranscripts(t *testing.T) {
+	if _, err := os.Stat(transcripts); err != nil {
+		t.Skip("no shared transcript corpus at " + transcripts)
+	}
+	tmp := t.TempDir()
+	db := filepath.Join(tmp, "s.db")
+	tree := filepath.Join(tmp, "tree")
+	parentID := "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f"
+	files := map[string]string{
+		filepath.Join("claude", "proj", parentID+".jsonl"):                                      "claude-code/agent-sessions-parent.jsonl",
+		filepath.Join("claude", "proj", parentID, "subagents", "agent-a0ad4f44468bdf20d.jsonl"): "claude-code/agent-sessions-subagent.jsonl",
+		filepath.Join("claude", "proj", "sample.jsonl"):                                         "claude-code/claude-code-transcripts-sample.jsonl",
+		filepath.Join("codex", "2025", "rollout-small.jsonl"):                                   "codex/agent-sessions-small.jsonl",
+		filepath.Join("codex", "2025", "rollout-drift.jsonl"):                                   "codex/agent-sessions-schema-drift.jsonl",
+	}
+	for to, from := range files {
+		copyFile(t, filepath.Join(transcripts, from), filepath.Join(tree, to))
+	}
+	copyFile(t, filepath.Join("testdata", "import", "basic.jsonl"), filepath.Join(tree, "dsh", "basic.jsonl"))
+
+	code, stdout, stderr := logtoolRun(t, db, "import", "--format", "auto", tree)
+	if code != exitOK {
+		t.Fatalf("import = exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	ids := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		ids[strings.Fields(l)[0]] = true
+	}
+	for _, id := range []string{parentID, "agent-a0ad4f44468bdf20d", "test-session-id", "019fc8be-3658-7ca3-9e29-000000000000", "rollout-drift", "basic-1"} {
+		if !ids[id] {
+			t.Errorf("session %s not imported; stdout:\n%s", id, stdout)
+		}
+	}
+	// Progress and the per-file report are on stderr; the subagent comes
+	// last, after its parent, and names it.
+	if !strings.Contains(stderr, "[6/6] "+filepath.Join(tree, "claude", "proj", parentID, "subagents")) ||
+		!strings.Contains(stderr, "subagent of "+parentID) || !strings.Contains(stderr, "kept     ") {
+		t.Errorf("stderr lacks progress, the subagent's parent or the kept kinds:\n%s", stderr)
+	}
+	_, out, _ := logtoolRun(t, db, "export", "agent-a0ad4f44468bdf20d")
+	if first := strings.SplitN(out, "\n", 2)[0]; !strings.Contains(first, `"parentSession":"`+parentID+`"`) {
+		t.Errorf("subagent header = %s, want parentSession %s", first, parentID)
+	}
+
+	// Every transcript exports back byte for byte.
+	for to := range files {
+		want, _ := os.ReadFile(filepath.Join(tree, to))
+		id := map[string]string{
+			"agent-sessions-parent.jsonl": parentID, "agent-sessions-subagent.jsonl": "agent-a0ad4f44468bdf20d",
+			"claude-code-transcripts-sample.jsonl": "test-session-id", "agent-sessions-small.jsonl": "019fc8be-3658-7ca3-9e29-000000000000",
+			"agent-sessions-schema-drift.jsonl": "rollout-drift",
+		}[filepath.Base(files[to])]
+		code, got, errOut := logtoolRun(t, db, "export", id, "--format", "source")
+		if code != exitOK || got != string(want) {
+			t.Errorf("export %s --format source = exit %d, %d bytes (want %d); stderr: %s", id, code, len(got), len(want), errOut)
+		}
+	}
+	if code, _, errOut := logtoolRun(t, db, "export", "basic-1", "--format", "source"); code != exitFailure || !strings.Contains(errOut, "no source lines") {
+		t.Errorf("export of a DSH session --format source = exit %d, stderr %q", code, errOut)
+	}
+	if code, out, errOut := logtoolRun(t, db, "verify", "--strict", parentID, "agent-a0ad4f44468bdf20d", "test-session-id",
+		"019fc8be-3658-7ca3-9e29-000000000000", "rollout-drift"); code != exitOK {
+		t.Errorf("verify --strict = exit %d\n%s%s", code, out, errOut)
+	}
+
+	// The same tree again: conflicts, unless --skip-existing.
+	code, _, stderr = logtoolRun(t, db, "import", "--format", "codex", filepath.Join(tree, "codex", "2025", "rollout-small.jsonl"))
+	if code != exitFailure || !strings.Contains(stderr, "exists already") || !strings.Contains(stderr, "--skip-existing") {
+		t.Errorf("second import = exit %d, stderr %q; want a conflict with a hint", code, stderr)
+	}
+	code, stdout, stderr = logtoolRun(t, db, "import", "--format", "auto", "--skip-existing", filepath.Join(tree, "claude"), filepath.Join(tree, "codex"))
+	if code != exitOK || stdout != "" || strings.Count(stderr, "skipped") != 5 {
+		t.Errorf("import --skip-existing = exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = logtoolRun(t, db, "import", "--format", "codex", "--id", "copy-1", filepath.Join(tree, "codex", "2025", "rollout-small.jsonl"))
+	if code != exitOK || !strings.HasPrefix(stdout, "copy-1 ") {
+		t.Errorf("import --id = exit %d, stdout %q", code, stdout)
+	}
+	if code, _, _ := logtoolRun(t, db, "import", "--format", "auto", "--id", "x", tree); code != exitUsage {
+		t.Errorf("--id with many files = exit %d, want %d", code, exitUsage)
+	}
+
+	// A torn last line is kept and reported; a third format is refused.
+	torn := filepath.Join(tmp, "torn.jsonl")
+	os.WriteFile(torn, []byte(`{"timestamp":"2025-01-02T03:04:05Z","type":"session_meta","payload":{"id":"torn-1"}}`+"\n"+`{"timestamp":"2025-01-0`), 0o644)
+	code, _, stderr = logtoolRun(t, db, "import", "--format", "auto", torn)
+	if code != exitOK || !strings.Contains(stderr, "the last line (2) is torn") {
+		t.Errorf("torn import = exit %d, stderr %q", code, stderr)
+	}
+	if _, got, _ := logtoolRun(t, db, "export", "torn-1", "--format", "source"); got != string(must(os.ReadFile(torn))) {
+		t.Errorf("torn file does not export back: %q", got)
+	}
+	third := filepath.Join(tmp, "third.jsonl")
+	os.WriteFile(third, []byte("{\"hello\":\"world\"}\n"), 0o644)
+	code, _, stderr = logtoolRun(t, db, "import", "--format", "auto", third)
+	if code != exitFailure || !strings.Contains(stderr, "not a DSH session file, a Codex rollout or a Claude Code transcript") {
+		t.Errorf("third format = exit %d, stderr %q", code, stderr)
+	}
+	if code, _, _ := logtoolRun(t, db, "import", "--format", "yaml", third); code != exitUsage {
+		t.Errorf("--format yaml = exit %d, want %d", code, exitUsage)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
