@@ -63,6 +63,16 @@ func (o *Object) key(k string) {
 	o.body = AppendString(o.body, k)
 }
 
+// Grow makes room for n more bytes of members, so that adding a large
+// value does not copy the members again.
+func (o *Object) Grow(n int) {
+	if cap(o.body)-len(o.body) < n {
+		body := make([]byte, len(o.body), len(o.body)+n)
+		copy(body, o.body)
+		o.body = body
+	}
+}
+
 // AppendTo appends the object's storage form to dst.
 func (o *Object) AppendTo(dst []byte) []byte {
 	return append(AppendMapHeader(dst, o.n), o.body...)

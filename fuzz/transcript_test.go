@@ -53,6 +53,9 @@ func checkTranscript(t *testing.T, f transcript.Format, data []byte) {
 		if err != nil {
 			t.Fatalf("import failed: %v", err)
 		}
+		if ev, err = codec.DecodeEvent(ev.Raw); err != nil {
+			t.Fatalf("event does not decode: %v", err)
+		}
 		if err := fold.Add(&ev); err != nil {
 			j, _ := ev.AppendJSON(nil)
 			t.Fatalf("seq %d does not fold: %v\n%s", ev.Seq, err, j)

@@ -3,7 +3,6 @@ package transcript
 import (
 	"encoding/base64"
 
-	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 )
 
@@ -104,14 +103,17 @@ type toolResult struct {
 	time    float64
 }
 
-// emit queues a mapped event; data gets origin as its last key.
+// emit queues a mapped event; data gets origin as its last key. The
+// error result is kept for the callers' flow; building cannot fail.
 func (b *builder) emit(typ string, data *codec.Object, line int, op codec.SurfaceOp, sources []int64) (int64, error) {
 	var origin codec.Object
 	origin.Str("format", string(b.format)).Int("line", int64(line))
 	data.Value("origin", origin.Bytes())
-	ev, err := codec.DecodeEvent(rawEvent(typ, b.seq, b.time, data, op, sources, 0))
-	if err != nil {
-		return 0, errors.Wrapf(err, "mapped %s", errors.Safe(typ))
+	// Not decoded: Import decodes what it stores (see Session.Next).
+	ev := codec.Event{Raw: rawEvent(typ, b.seq, b.time, data, op, sources, 0), Type: typ, Seq: b.seq, Time: b.time,
+		Op: op, Sources: sources, HasSources: sources != nil}
+	if codec.IsSurfaceType(typ) && ev.Op.Kind == codec.OpNone {
+		ev.Op.Kind = codec.OpAppend
 	}
 	switch ev.Op.Kind {
 	case codec.OpAppend:
@@ -266,8 +268,10 @@ func (b *builder) closeStep() error {
 	if _, err := b.emit(codec.TypeStepStart, &o, st.line, codec.SurfaceOp{}, nil); err != nil {
 		return err
 	}
+	content := codec.Array(st.blocks...)
 	o = codec.Object{}
-	o.Int("turn", b.turn).Int("step", b.steps).Value("content", codec.Array(st.blocks...))
+	o.Grow(len(content) + len(st.usage) + 160)
+	o.Int("turn", b.turn).Int("step", b.steps).Value("content", content)
 	if b.model != "" {
 		var p codec.Object
 		p.Str("provider", b.provider()).Str("model", b.model)
@@ -295,6 +299,7 @@ func (b *builder) closeStep() error {
 	for _, r := range st.results {
 		b.time = r.time
 		o = codec.Object{}
+		o.Grow(len(r.content) + 96)
 		o.Int("turn", b.turn).Int("step", b.steps).Str("callId", r.id).Value("content", r.content).Bool("isError", r.isError)
 		if _, err := b.emit(codec.TypeToolResult, &o, r.line, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
 			return err
@@ -313,6 +318,7 @@ func (b *builder) closeStep() error {
 func (b *builder) userMessage(line int, content []byte) error {
 	var src, o codec.Object
 	src.Str("kind", "user")
+	o.Grow(len(content) + 80)
 	o.Value("content", content).Value("source", src.Bytes())
 	if _, err := b.emit(codec.TypeUserMessage, &o, line, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
 		return err

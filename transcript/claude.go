@@ -211,7 +211,7 @@ func (m *claudeMapper) user(b *builder, n int, f []value) (int, error) {
 	var rest [][]byte
 	switch c.kind() {
 	case codec.KindString:
-		rest = [][]byte{textBlock(c.text())}
+		rest = [][]byte{blockOf(codec.BlockText, c)}
 	case codec.KindArray:
 		for _, e := range c.elems() {
 			if e.get("type").text() != "tool_result" {
@@ -299,7 +299,7 @@ func (m *claudeMapper) assistant(b *builder, n int, msg value) (int, error) {
 	var bs, replay [][]byte
 	var calls []toolCall
 	if c.kind() == codec.KindString {
-		bs = append(bs, textBlock(c.text()))
+		bs = append(bs, blockOf(codec.BlockText, c))
 	}
 	for _, e := range elems {
 		switch e.get("type").text() {
@@ -310,13 +310,11 @@ func (m *claudeMapper) assistant(b *builder, n int, msg value) (int, error) {
 			}
 			bs = append(bs, bl)
 		case "thinking":
-			t, ok := e.get("thinking").str()
-			if !ok {
+			t := e.get("thinking")
+			if t.kind() != codec.KindString {
 				return lineKept, nil
 			}
-			var o codec.Object
-			o.Str("type", codec.BlockReasoning).Str("text", t)
-			bs = append(bs, o.Bytes())
+			bs = append(bs, blockOf(codec.BlockReasoning, t))
 			if sig := e.get("signature"); sig.kind() == codec.KindString {
 				replay = append(replay, append([]byte(nil), sig...))
 			}

@@ -41,11 +41,11 @@ func block(e value, text ...string) ([]byte, bool) {
 	t, _ := e.get("type").str()
 	for _, tt := range text {
 		if t == tt {
-			s, ok := e.get("text").str()
-			if !ok {
+			s := e.get("text")
+			if s.kind() != codec.KindString {
 				return nil, false
 			}
-			return textBlock(s), true
+			return blockOf(codec.BlockText, s), true
 		}
 	}
 	if !opaque(e) {
@@ -59,7 +59,7 @@ func block(e value, text ...string) ([]byte, bool) {
 func contentOf(v value, text ...string) ([][]byte, bool) {
 	switch v.kind() {
 	case codec.KindString:
-		return [][]byte{textBlock(v.text())}, true
+		return [][]byte{blockOf(codec.BlockText, v)}, true
 	case codec.KindArray:
 		return blocks(v.elems(), text...)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/transcript"
 )
@@ -59,6 +60,9 @@ func show(t *testing.T, s *transcript.Session, src string) string {
 		if err != nil {
 			fmt.Fprintf(&out, "error: %v\n", err)
 			return out.String()
+		}
+		if ev, err = codec.DecodeEvent(ev.Raw); err != nil {
+			t.Fatalf("seq %d does not decode: %v", ev.Seq, err)
 		}
 		if err := fold.Add(&ev); err != nil {
 			t.Errorf("seq %d does not fold: %v", ev.Seq, err)

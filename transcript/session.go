@@ -204,7 +204,11 @@ type headerInfo struct {
 	cwd     string
 }
 
-// Next implements eventlog.Source.
+// Next implements eventlog.Source. The events carry Raw, Type, Seq, Time
+// and their surface markers, but no typed view (Data is nil): decoding
+// every mapped event here would be done twice, as Store.Import decodes
+// what it stores from Raw. Decode with codec.DecodeEvent where the view is
+// needed.
 func (s *Session) Next() (codec.Event, error) {
 	for {
 		if s.err != nil {
@@ -275,9 +279,8 @@ func (s *Session) step() error {
 	return nil
 }
 
-// sourceLine queues the verbatim event of line n. It is built directly,
-// without a decode: its data is opaque (codec.Opaque) to every reader but
-// SourceLine, and the store decodes what it stores again anyway.
+// sourceLine queues the verbatim event of line n, built directly into one
+// buffer.
 func (b *builder) sourceLine(n int, line []byte, newline bool) error {
 	text, key := line, "text"
 	if !utf8.Valid(line) {
@@ -297,7 +300,7 @@ func (b *builder) sourceLine(n int, line []byte, newline bool) error {
 		raw[dataStart]++ // data is a fixmap (3 members): one more
 		raw = codec.AppendBool(codec.AppendString(raw, "newline"), false)
 	}
-	b.queue = append(b.queue, codec.Event{Raw: raw, Type: TypeSourceLine, Seq: b.seq, Time: b.time, Data: &codec.Opaque{}})
+	b.queue = append(b.queue, codec.Event{Raw: raw, Type: TypeSourceLine, Seq: b.seq, Time: b.time})
 	b.seq++
 	return nil
 }

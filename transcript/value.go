@@ -147,10 +147,15 @@ func millis(v value) (float64, bool) {
 func mpStr(s string) []byte { return codec.AppendString(nil, s) }
 
 // textBlock builds {"type":"text","text":s}.
-func textBlock(s string) []byte {
-	var o codec.Object
-	o.Str("type", codec.BlockText).Str("text", s)
-	return o.Bytes()
+func textBlock(s string) []byte { return blockOf(codec.BlockText, mpStr(s)) }
+
+// blockOf builds {"type":typ,"text":text} from text in storage form (a
+// string value), in one buffer: a line's text is copied once.
+func blockOf(typ string, text value) []byte {
+	b := make([]byte, 0, len(text)+len(typ)+16)
+	b = codec.AppendMapHeader(b, 2)
+	b = codec.AppendString(codec.AppendString(b, "type"), typ)
+	return append(codec.AppendString(b, "text"), text...)
 }
 
 // fields returns the members keys of an object in one scan (absent ones

@@ -82,7 +82,7 @@ func measureTranscripts(ctx context.Context, c config, work string, p progress) 
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			o, j, err := timePair(c.minTime, c.slice, ours, std)
+			o, j, err := timePair(c.verifyMinTime(), c.slice, ours, std)
 			if err != nil {
 				return nil, errors.Wrapf(err, "%s", errors.Safe(string(f)))
 			}
@@ -185,7 +185,7 @@ func (r *report) writeTranscripts(b *strings.Builder) {
 		"`json.Unmarshal` into an `any`, which maps nothing and keeps nothing. The files are generated: turns of\n"+
 		"a prompt, reasoning, a tool call, its output and an answer, with usage. Interleaved as the codec rows,\n"+
 		"until each side has run %s per round. \"stored\" is the sum of the stored records after importing the\n"+
-		"file into a store (no compression yet); \"file\" the store file's size.\n\n", dur(r.cfg.minTime))
+		"file into a store (no compression yet); \"file\" the store file's size.\n\n", dur(r.cfg.verifyMinTime()))
 	t := newTable("format", "source", "lines", "events", "ours MB/s", "encoding/json MB/s", "ours ÷ encoding/json (speed)", "stored ÷ source", "file ÷ source")
 	t.align[0] = false
 	for _, tr := range r.transcripts {
