@@ -173,6 +173,10 @@ func importTranscript(ctx context.Context, st store, opts importOptions, job tra
 			opts.g.env.stdin = bytes.NewReader(data) // read already
 		}
 		id, n, err := importFile(ctx, st, opts, job.path, stderr)
+		if err != nil && opts.tr.skipExisting && errors.Is(err, eventlog.ErrConflict) {
+			fmt.Fprintf(stderr, "%s: the session exists already: skipped\n", name)
+			return nil
+		}
 		if err != nil {
 			return err
 		}
