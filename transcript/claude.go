@@ -56,16 +56,18 @@ func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, er
 		}
 		n := lr.n
 		parent = append(parent, 0)
-		mp, err = codec.FromJSON(mp[:0], line, lim)
 		if images != nil {
-			var img []byte
-			if err == nil {
-				img = append([]byte(nil), mp...)
+			// Parsed into a buffer of its own, kept for the second pass.
+			mp, err = codec.FromJSON(make([]byte, 0, len(line)+16), line, lim)
+			if err != nil {
+				mp = nil
 			}
-			images = append(images, img)
-			if cached += len(img); cached > parseCache {
+			images = append(images, mp)
+			if cached += len(mp); cached > parseCache {
 				images = nil
 			}
+		} else {
+			mp, err = codec.FromJSON(mp[:0], line, lim)
 		}
 		if err != nil {
 			continue
@@ -302,26 +304,25 @@ func (m *claudeMapper) assistant(b *builder, n int, msg value) (int, error) {
 		bs = append(bs, blockOf(codec.BlockText, c))
 	}
 	for _, e := range elems {
-		switch e.get("type").text() {
+		ef := e.fields("type", "text", "thinking", "signature", "id", "name", "input")
+		switch ef[0].text() {
 		case "text":
-			bl, ok := block(e, "text")
-			if !ok {
+			if ef[1].kind() != codec.KindString {
 				return lineKept, nil
 			}
-			bs = append(bs, bl)
+			bs = append(bs, blockOf(codec.BlockText, ef[1]))
 		case "thinking":
-			t := e.get("thinking")
-			if t.kind() != codec.KindString {
+			if ef[2].kind() != codec.KindString {
 				return lineKept, nil
 			}
-			bs = append(bs, blockOf(codec.BlockReasoning, t))
-			if sig := e.get("signature"); sig.kind() == codec.KindString {
-				replay = append(replay, append([]byte(nil), sig...))
+			bs = append(bs, blockOf(codec.BlockReasoning, ef[2]))
+			if ef[3].kind() == codec.KindString {
+				replay = append(replay, append([]byte(nil), ef[3]...))
 			}
 		case "tool_use":
-			id, ok1 := e.get("id").str()
-			name, ok2 := e.get("name").str()
-			in := e.get("input")
+			id, ok1 := ef[4].str()
+			name, ok2 := ef[5].str()
+			in := ef[6]
 			if !ok1 || !ok2 || id == "" || in.kind() == codec.KindInvalid {
 				return lineKept, nil
 			}
@@ -372,17 +373,18 @@ func (m *claudeMapper) assistant(b *builder, n int, msg value) (int, error) {
 
 // claudeUsage converts an Anthropic usage object (SPEC §13).
 func claudeUsage(u value) []byte {
-	in, ok1 := u.get("input_tokens").num()
-	out, ok2 := u.get("output_tokens").num()
+	f := u.fields("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+	in, ok1 := f[0].num()
+	out, ok2 := f[1].num()
 	if !ok1 || !ok2 {
 		return nil
 	}
 	var o codec.Object
 	o.Int("inputTokens", int64(in)).Int("outputTokens", int64(out))
-	if r, ok := u.get("cache_read_input_tokens").num(); ok {
+	if r, ok := f[2].num(); ok {
 		o.Int("cacheReadTokens", int64(r))
 	}
-	if w, ok := u.get("cache_creation_input_tokens").num(); ok {
+	if w, ok := f[3].num(); ok {
 		o.Int("cacheWriteTokens", int64(w))
 	}
 	return o.Bytes()

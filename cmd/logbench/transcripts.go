@@ -180,10 +180,11 @@ func (r *report) writeTranscripts(b *strings.Builder) {
 	}
 	b.WriteString("## Transcript import\n\n")
 	fmt.Fprintf(b, "Importing other agents' transcripts (SPEC §13): `transcript.Open` and every event it yields (both\n"+
-		"passes: the header and branch scan, then the mapping into source/line and mapped events, each built\n"+
-		"and checked as codec events) against reading the same file line by line with `bufio.Scanner` and\n"+
-		"`json.Unmarshal` into an `any`, which maps nothing and keeps nothing. The files are generated: turns of\n"+
-		"a prompt, reasoning, a tool call, its output and an answer, with usage. Interleaved as the codec rows,\n"+
+		"passes: the header and branch scan, which parses every line once, then the mapping into source/line\n"+
+		"and mapped events in storage form, not stored) against reading the same file line by line with\n"+
+		"`bufio.Scanner` and `json.Unmarshal` into an `any`, which maps nothing and keeps nothing. The files are\n"+
+		"generated: turns of a prompt, reasoning, a tool call, its output and an answer, with usage. Interleaved\n"+
+		"as the codec rows,\n"+
 		"until each side has run %s per round. \"stored\" is the sum of the stored records after importing the\n"+
 		"file into a store (no compression yet); \"file\" the store file's size.\n\n", dur(r.cfg.verifyMinTime()))
 	t := newTable("format", "source", "lines", "events", "ours MB/s", "encoding/json MB/s", "ours ÷ encoding/json (speed)", "stored ÷ source", "file ÷ source")
