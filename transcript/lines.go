@@ -28,7 +28,7 @@ func (l *lineReader) next() ([]byte, bool, error) {
 	for {
 		frag, err := l.br.ReadSlice('\n')
 		if len(l.buf)+len(frag) > l.max+1 {
-			return nil, false, invalidf("line %d is longer than %d bytes", errors.Safe(l.n+1), errors.Safe(l.max))
+			return nil, false, invalidf("transcript: line %d is longer than %d bytes", errors.Safe(l.n+1), errors.Safe(l.max))
 		}
 		switch err {
 		case nil:

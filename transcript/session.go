@@ -174,7 +174,7 @@ func Open(src io.ReaderAt, size int64, f Format, opts Options) (*Session, error)
 		return nil, formatf("transcript: %s: format %q is not a transcript format", errors.Safe(s.name), errors.Safe(string(f)))
 	}
 	if err != nil {
-		return nil, errors.Wrapf(err, "transcript: %s", errors.Safe(s.name))
+		return nil, errors.Wrapf(err, "%s", errors.Safe(s.name))
 	}
 	id := info.id
 	if opts.ID != "" {
@@ -225,7 +225,7 @@ func (s *Session) Next() (codec.Event, error) {
 			return codec.Event{}, io.EOF
 		}
 		if err := s.step(); err != nil {
-			s.err = errors.Wrapf(err, "transcript: %s", errors.Safe(s.name))
+			s.err = errors.Wrapf(err, "%s", errors.Safe(s.name))
 		}
 	}
 }

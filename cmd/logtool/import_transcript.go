@@ -67,13 +67,16 @@ func runImportTranscripts(ctx context.Context, opts importOptions, args []string
 	failed := 0
 	progress := len(jobs) > 1
 	for i, job := range jobs {
-		if err := ctx.Err(); err != nil {
-			return errors.Wrap(err, "import")
+		if ctx.Err() != nil {
+			return interrupted("", len(jobs)-i, len(jobs))
 		}
 		if progress {
 			fmt.Fprintf(stderr, "[%d/%d] %s\n", i+1, len(jobs), job.path)
 		}
 		err := importTranscript(ctx, st, opts, job, stdout, stderr)
+		if err != nil && ctx.Err() != nil {
+			return interrupted(job.path, len(jobs)-i-1, len(jobs))
+		}
 		if err != nil {
 			if len(jobs) == 1 {
 				return err
