@@ -25,7 +25,11 @@
 // for Claude Code the branch to map: lines form a tree by uuid and
 // parentUuid, and the session is the branch ending at the last line's
 // leaf); the second is streamed by Next, one line at a time, holding at
-// most one model response in memory.
+// most one model response in memory. For Claude Code the first pass
+// parses every line, and keeps the parsed lines for the second while they
+// fit in 128 MiB, so that a line is parsed once. The events Next yields
+// are not decoded (their Data is nil): Store.Import decodes what it
+// stores; decode with codec.DecodeEvent where a view is needed.
 //
 // # Caveats
 //

@@ -45,6 +45,12 @@ its event count as seedLength (SPEC §8.5): the request digests recorded in
 it were computed under the old id, and verify checks them with that id. The
 file is read twice (once to count its events), so it cannot be stdin.
 
+--format codex|claude-code|auto imports other agents' transcripts (SPEC §13):
+every line kept verbatim ('export --format source' writes the file back), the
+conversation mapped onto the event model. A directory stands for every *.jsonl
+under it; auto tells DSH, Codex and Claude Code files apart. A report per file
+goes to stderr. --skip-existing skips a session the store holds already.
+
 An interrupt (Ctrl-C) stops the import: the file being imported is rolled
 back, the files after it are not attempted and say so, and the exit code is
 130.`,
