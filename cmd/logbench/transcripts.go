@@ -184,9 +184,8 @@ func (r *report) writeTranscripts(b *strings.Builder) {
 		"and mapped events in storage form, not stored) against reading the same file line by line with\n"+
 		"`bufio.Scanner` and `json.Unmarshal` into an `any`, which maps nothing and keeps nothing. The files are\n"+
 		"generated: turns of a prompt, reasoning, a tool call, its output and an answer, with usage. Interleaved\n"+
-		"as the codec rows,\n"+
-		"until each side has run %s per round. \"stored\" is the sum of the stored records after importing the\n"+
-		"file into a store (no compression yet); \"file\" the store file's size.\n\n", dur(r.cfg.verifyMinTime()))
+		"as the codec rows, until each side has run %s per round. \"stored\" is the sum of the stored records\n"+
+		"after importing the file into a store (no compression yet); \"file\" the store file's size.\n\n", dur(r.cfg.verifyMinTime()))
 	t := newTable("format", "source", "lines", "events", "ours MB/s", "encoding/json MB/s", "ours ÷ encoding/json (speed)", "stored ÷ source", "file ÷ source")
 	t.align[0] = false
 	for _, tr := range r.transcripts {
