@@ -8,18 +8,18 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/corpus"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/transcript"
 	"github.com/sessionlog/sessionlog/verify"
 )
 
-// shared is the shared transcript corpus (SPEC §13), beside the checkout.
-const shared = "../../shared/testdata/transcripts"
-
-// corpus returns the shared files by format; the test skips when the
-// corpus is not beside the checkout.
-func corpus(t *testing.T) map[transcript.Format][]string {
+// sharedFiles returns the shared transcript corpus's files (SPEC §13) by
+// format; the test skips when ../shared is absent, and fails when it is
+// there without the transcripts.
+func sharedFiles(t *testing.T) map[transcript.Format][]string {
 	t.Helper()
+	shared := filepath.Join(corpus.Shared(t), "testdata", "transcripts")
 	out := map[transcript.Format][]string{}
 	for dir, f := range map[string]transcript.Format{"codex": transcript.Codex, "claude-code": transcript.ClaudeCode} {
 		files, err := filepath.Glob(filepath.Join(shared, dir, "*.jsonl"))
@@ -29,7 +29,7 @@ func corpus(t *testing.T) map[transcript.Format][]string {
 		out[f] = files
 	}
 	if len(out[transcript.Codex]) == 0 || len(out[transcript.ClaudeCode]) == 0 {
-		t.Skip("no shared transcript corpus at " + shared)
+		t.Fatalf("../shared is present but %s holds no codex and claude-code files", shared)
 	}
 	return out
 }
@@ -70,7 +70,7 @@ func openStore(t *testing.T) *eventlog.Log {
 // verifies it strictly.
 func TestCorpus(t *testing.T) {
 	ctx := context.Background()
-	for f, files := range corpus(t) {
+	for f, files := range sharedFiles(t) {
 		for _, path := range files {
 			t.Run(filepath.Base(path), func(t *testing.T) {
 				st := openStore(t)

@@ -27,7 +27,7 @@ type counts struct {
 // exported JSONL).
 func TestCounts(t *testing.T) {
 	ctx := context.Background()
-	for f, files := range corpus(t) {
+	for f, files := range sharedFiles(t) {
 		for _, path := range files {
 			t.Run(filepath.Base(path), func(t *testing.T) {
 				data, err := os.ReadFile(path)

@@ -8,10 +8,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sessionlog/sessionlog/internal/corpus"
 )
 
-// transcripts is the shared transcript corpus (SPEC §13).
-var transcripts = filepath.Join(sharedDir, "testdata", "transcripts")
+// transcriptsDir is the shared transcript corpus (SPEC §13); it skips t
+// when ../shared is absent.
+func transcriptsDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(corpus.Shared(t), "testdata", "transcripts")
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("../shared is present but has no testdata/transcripts: %v", err)
+	}
+	return dir
+}
 
 // logtoolRun runs logtool against db and returns exit code, stdout and
 // stderr.
@@ -44,9 +54,7 @@ func copyFile(t *testing.T, from, to string) {
 // verifies the store, and checks conflicts, --skip-existing, --id, a torn
 // last line and a third format.
 func TestImportTranscripts(t *testing.T) {
-	if _, err := os.Stat(transcripts); err != nil {
-		t.Skip("no shared transcript corpus at " + transcripts)
-	}
+	transcripts := transcriptsDir(t)
 	tmp := t.TempDir()
 	db := filepath.Join(tmp, "s.db")
 	tree := filepath.Join(tmp, "tree")
