@@ -72,19 +72,11 @@ func validate(v Validator, session string, ev *codec.Event) error {
 
 // newValidator returns the validation state of a new session:
 // Options.NewValidator's, or acceptAll when the store was opened
-// Unvalidated. Only writes call it, and Open refuses a writable store
-// with neither. On a cache miss the state is rebuilt by replaying the
-// stored events through it (l.replay). A NewValidator that returns nil is
-// a bug of the caller's, never a silent accept-all.
-func (l *Log) newValidator(h codec.SessionHeader) Validator {
-	if l.opts.Unvalidated {
-		return acceptAll{}
-	}
-	if v := l.opts.NewValidator(h); v != nil {
-		return v
-	}
-	return refuseAll{}
-}
+// Unvalidated (or read-only, where nothing is appended). On a cache miss
+// the state is rebuilt by replaying the stored events through it
+// (l.replay). A NewValidator that returns nil is a bug of the caller's,
+// never a silent accept-all.
+func (l *Log) newValidator(h codec.SessionHeader) Validator { return l.opts.Validator(h) }
 
 // Create stores a new, empty session with its header line (published at
 // once: Head, Scan and Sessions see it). An id that exists, or is being
@@ -118,9 +110,9 @@ func (l *Log) create(ctx context.Context, h codec.SessionHeader) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	unlock, err := l.locks.lock(ctx, id)
+	unlock, err := l.locks.Lock(ctx, id)
 	if err != nil {
-		return err
+		return errors.Wrapf(err, "eventlog: waiting for session %q", errors.Safe(id))
 	}
 	defer unlock()
 	if l.staging.has(id) {
@@ -155,10 +147,10 @@ func (l *Log) create(ctx context.Context, h codec.SessionHeader) error {
 		},
 	})
 	if err != nil {
-		l.cache.remove(id)
+		l.cache.Remove(id)
 		return err
 	}
-	l.cache.put(id, &sessionState{head: head, headRec: headRec, v: l.newValidator(hdr)})
+	l.cache.Put(id, &sessionState{head: head, headRec: headRec, v: l.newValidator(hdr)})
 	return nil
 }
 
@@ -202,9 +194,9 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	unlock, err := l.locks.lock(ctx, session)
+	unlock, err := l.locks.Lock(ctx, session)
 	if err != nil {
-		return err
+		return errors.Wrapf(err, "eventlog: waiting for session %q", errors.Safe(session))
 	}
 	defer unlock()
 	st, err := l.state(ctx, session)
@@ -217,12 +209,12 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 	}
 	for i := range decoded {
 		if err := validate(st.v, session, &decoded[i]); err != nil {
-			l.cache.remove(session)
+			l.cache.Remove(session)
 			return err
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		l.cache.remove(session)
+		l.cache.Remove(session)
 		return err
 	}
 
@@ -246,7 +238,7 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 	head.StoredBytes += int64(size)
 	headRec, err := encodeEngineRecord(fromHead(&head))
 	if err != nil {
-		l.cache.remove(session)
+		l.cache.Remove(session)
 		return err
 	}
 	oldHead := st.headRec
@@ -281,12 +273,12 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 		},
 	})
 	if err != nil {
-		l.cache.remove(session)
+		l.cache.Remove(session)
 		return errors.Wrapf(err, "eventlog: append to session %q seqs %d..%d",
 			errors.Safe(session), errors.Safe(first), errors.Safe(head.Next-1))
 	}
 	st.head, st.headRec = head, headRec
-	l.cache.put(session, st)
+	l.cache.Put(session, st)
 	return nil
 }
 
@@ -294,7 +286,7 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 // the store: the head, and a fresh Validator fed every stored event. The
 // caller holds the session's lock and puts the state back (or not).
 func (l *Log) state(ctx context.Context, session string) (*sessionState, error) {
-	if st := l.cache.get(session); st != nil {
+	if st, ok := l.cache.Get(session); ok {
 		l.obs.cacheLookup(ctx, true)
 		return st, nil
 	}

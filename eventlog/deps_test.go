@@ -12,14 +12,15 @@ import (
 // approved ones.
 func TestDeps(t *testing.T) {
 	allowed := map[string]string{
-		"github.com/sessionlog/sessionlog/codec":           "the event model",
-		"github.com/sessionlog/sessionlog/eventlog":        "eventlogtest tests the Store",
-		"github.com/sessionlog/sessionlog/eventlog/layout": "the frozen on-disk names and records",
-		"github.com/cockroachdb/errors":                    "errors",
-		"github.com/vmihailenco/msgpack/v5":                "engine records",
-		"go.etcd.io/bbolt":                                 "the store",
-		"go.etcd.io/bbolt/errors":                          "bbolt's error values",
-		"go.opentelemetry.io/otel/metric":                  "the metric API (no SDK)",
+		"github.com/sessionlog/sessionlog/codec":                 "the event model",
+		"github.com/sessionlog/sessionlog/eventlog":              "eventlogtest tests the Store",
+		"github.com/sessionlog/sessionlog/eventlog/layout":       "the frozen on-disk names and records",
+		"github.com/cockroachdb/errors":                          "errors",
+		"github.com/vmihailenco/msgpack/v5":                      "engine records",
+		"go.etcd.io/bbolt":                                       "the store",
+		"go.etcd.io/bbolt/errors":                                "bbolt's error values",
+		"go.opentelemetry.io/otel/metric":                        "the metric API (no SDK)",
+		"github.com/sessionlog/sessionlog/internal/sessioncache": "the validator cache and writer locks",
 	}
 	tests := []struct {
 		name, dir string

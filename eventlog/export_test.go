@@ -16,7 +16,7 @@ func SetTestHooks(l *Log, batch func(n int), write func(session string) error) {
 func QueueLen(l *Log) int { return len(l.queue) }
 
 // CachedStates is the number of session states in the validator cache.
-func CachedStates(l *Log) int { return l.cache.len() }
+func CachedStates(l *Log) int { return l.cache.Len() }
 
 // HighWater is the size in bytes the store's last transaction needs
 // (bbolt's high-water mark: pages in use or free, not the preallocated

@@ -175,21 +175,3 @@ func TestChain(t *testing.T) {
 		t.Fatalf("chainer = %x, want %x", ch.c, want2)
 	}
 }
-
-func TestStateCache(t *testing.T) {
-	c := newStateCache(2)
-	a, b, d := &sessionState{}, &sessionState{}, &sessionState{}
-	c.put("a", a)
-	c.put("b", b)
-	if c.get("a") != a { // a is now the most recent
-		t.Fatalf("get(a) missed")
-	}
-	c.put("d", d) // evicts b
-	if c.get("b") != nil || c.get("a") != a || c.get("d") != d || c.len() != 2 {
-		t.Fatalf("LRU eviction wrong: b=%v a=%v d=%v len=%d", c.get("b"), c.get("a"), c.get("d"), c.len())
-	}
-	c.remove("a")
-	if c.get("a") != nil || c.len() != 1 {
-		t.Fatalf("remove(a) left it")
-	}
-}

@@ -15,6 +15,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/internal/sessioncache"
 )
 
 // Log is the embedded Store: one bbolt file holding any number of
@@ -48,8 +49,8 @@ type Log struct {
 	// before it. Nil when nothing is damaged.
 	damage *PageDamage
 
-	locks   sessionLocks
-	cache   *stateCache
+	locks   sessioncache.Locks
+	cache   *sessioncache.Cache[*sessionState]
 	staging staging
 
 	commits, committed atomic.Int64 // see CommitStats
@@ -145,7 +146,7 @@ func Open(path string, opts *Options) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{db: db, path: path, opts: o, readOnly: o.ReadOnly, replay: o.NewValidator != nil && !o.Unvalidated,
-		cache: newStateCache(o.ValidatorCache), damage: damage, obs: newObserver(o.Logger, o.Metrics)}
+		cache: sessioncache.New[*sessionState](o.ValidatorCache), damage: damage, obs: newObserver(o.Logger, o.Metrics)}
 	if err := l.checkSize(); err != nil {
 		_ = l.db.Close() // no-op when checkSize closed it already
 		return nil, err

@@ -121,7 +121,7 @@ func (s *stager) flush(publish bool) error {
 	}
 	s.recs, s.size = s.recs[:0], 0
 	if publish {
-		s.l.cache.put(s.id, &sessionState{head: s.head, headRec: headRec, v: s.v})
+		s.l.cache.Put(s.id, &sessionState{head: s.head, headRec: headRec, v: s.v})
 	}
 	return nil
 }

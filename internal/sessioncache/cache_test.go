@@ -1,0 +1,55 @@
+package sessioncache
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestCache(t *testing.T) {
+	c := New[*int](2)
+	a, b, d := new(int), new(int), new(int)
+	get := func(id string) *int { v, _ := c.Get(id); return v }
+	c.Put("a", a)
+	c.Put("b", b)
+	if get("a") != a { // a is now the most recent
+		t.Fatalf("Get(a) missed")
+	}
+	c.Put("d", d) // evicts b
+	if get("b") != nil || get("a") != a || get("d") != d || c.Len() != 2 {
+		t.Fatalf("LRU eviction wrong: b=%v a=%v d=%v len=%d", get("b"), get("a"), get("d"), c.Len())
+	}
+	c.Remove("a")
+	if get("a") != nil || c.Len() != 1 {
+		t.Fatalf("Remove(a) left it")
+	}
+}
+
+func TestLocks(t *testing.T) {
+	var l Locks
+	ctx := context.Background()
+	unlock, err := l.Lock(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := l.Lock(ctx, "t") // another session is not blocked
+	if err != nil {
+		t.Fatal(err)
+	}
+	other()
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := l.Lock(wctx, "s"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock of a held session = %v, want the deadline", err)
+	}
+	unlock()
+	unlock2, err := l.Lock(ctx, "s")
+	if err != nil {
+		t.Fatalf("Lock after release = %v", err)
+	}
+	unlock2()
+	if len(l.m) != 0 {
+		t.Fatalf("released locks left %d entries", len(l.m))
+	}
+}
