@@ -1,0 +1,239 @@
+package pglog
+
+import (
+	"context"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+)
+
+// Group commit.
+//
+// Creates and appends do their CPU work (decoding, validation, encoding,
+// chain hashing) in the caller's goroutine, then hand a commitReq to the
+// committer, one goroutine per read-write Store. The committer takes the
+// first request queued and whatever else is queued (up to maxBatch
+// requests or maxBatchBytes), sends them all in one transaction as one
+// pipelined batch of statements, commits once (one WAL flush, with
+// synchronous_commit on) and answers each caller with its own result.
+//
+// Each request is one statement that checks and writes at once, so a
+// request that fails its check writes nothing and aborts nothing: a
+// create inserts the session row unless the id exists (ON CONFLICT DO
+// NOTHING); an append updates the session row only where next and chain
+// are still what the appender validated against, and inserts its event
+// rows only if that update happened (a data-modifying CTE). Zero rows
+// affected is the conflict. The row lock that update takes orders
+// concurrent writers of one session, across processes; the primary key
+// (session, seq) backs it. Requests go in session id order, so two
+// processes' batches lock rows in the same order and never deadlock.
+//
+// A transaction that fails with SQLSTATE 40001 (serialization), 40P01
+// (deadlock) or 40003 (ambiguous commit), or before it reached the
+// server, runs again, up to maxRetries times. After an ambiguous commit,
+// a retried append that finds the session already at its own new next
+// seq and chain hash is its own earlier commit, and succeeds: the append
+// names its seqs, and the chain hash covers every byte before them. Any
+// other failure of the transaction as a whole makes the committer retry
+// the requests one by one, each in its own transaction, so every caller
+// gets its own answer.
+
+const (
+	// maxBatch bounds the requests in one transaction.
+	maxBatch = 1024
+	// maxBatchBytes bounds the record bytes in one transaction.
+	maxBatchBytes = 32 << 20
+	// maxRetries bounds the reruns of a transaction that failed with a
+	// retryable error.
+	maxRetries = 8
+)
+
+// commitReq is one caller's share of a group commit.
+type commitReq struct {
+	session string
+	create  bool
+	header  []byte        // create: the header record
+	old     eventlog.Head // append: the head validated against
+	head    eventlog.Head // the head after the request
+	recs    [][]byte      // append: the records, from seq old.Next
+	size    int
+	done    chan error
+}
+
+// commit queues r and waits for its result. The caller holds an op, so
+// the queue is open.
+func (s *Store) commit(r *commitReq) error {
+	r.done = make(chan error, 1)
+	s.queue <- r
+	return <-r.done
+}
+
+// committer runs group commits until the queue is closed.
+func (s *Store) committer() {
+	defer close(s.committerDone)
+	batch := make([]*commitReq, 0, 64)
+	for {
+		r, ok := <-s.queue
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], r)
+		size := r.size
+		open := true
+	drain:
+		for len(batch) < maxBatch && size < maxBatchBytes {
+			select {
+			case r, ok := <-s.queue:
+				if !ok {
+					open = false
+					break drain
+				}
+				batch = append(batch, r)
+				size += r.size
+			default:
+				break drain
+			}
+		}
+		errs := s.runBatch(batch)
+		for i, r := range batch {
+			r.done <- errs[i]
+			batch[i] = nil
+		}
+		if !open {
+			return
+		}
+		if len(batch) > 1 {
+			// Let the callers just answered queue their next requests, so
+			// they join the next batch instead of trailing behind it.
+			runtime.Gosched()
+		}
+	}
+}
+
+// runBatch commits batch and returns one result per request.
+func (s *Store) runBatch(batch []*commitReq) []error {
+	sort.Slice(batch, func(i, j int) bool { return batch[i].session < batch[j].session })
+	errs, err := s.retry(batch)
+	if err == nil {
+		return errs
+	}
+	errs = make([]error, len(batch))
+	if len(batch) == 1 {
+		errs[0] = err
+		return errs
+	}
+	for i, r := range batch {
+		one, err := s.retry([]*commitReq{r})
+		if err != nil {
+			errs[i] = err
+		} else {
+			errs[i] = one[0]
+		}
+	}
+	return errs
+}
+
+// retry runs batch in one transaction, again while it fails retryably.
+func (s *Store) retry(batch []*commitReq) ([]error, error) {
+	maybeCommitted := false
+	for attempt := 0; ; attempt++ {
+		s.commits.Add(1)
+		errs, err := s.runTx(batch, maybeCommitted)
+		if err == nil {
+			for _, e := range errs {
+				if e == nil {
+					s.committed.Add(1)
+				}
+			}
+			return errs, nil
+		}
+		if attempt >= maxRetries || !retryable(err) {
+			return nil, errors.Wrapf(err, "pglog: write transaction on %s", errors.Safe(s.target))
+		}
+		if sqlState(err) == stateAmbiguous {
+			maybeCommitted = true
+		}
+		time.Sleep(time.Duration(1<<attempt) * time.Millisecond)
+	}
+}
+
+// The statements of a batch.
+const (
+	sqlCreate = `INSERT INTO sessionlog_sessions (id, header, published, next, turns, last_time, chain, stored)
+VALUES ($1, $2, true, 0, 0, $3, $4, 0) ON CONFLICT (id) DO NOTHING`
+	sqlAppend = `WITH u AS (
+	UPDATE sessionlog_sessions SET next = $3, turns = $4, last_time = $5, chain = $6, stored = $7
+	WHERE id = $1 AND published AND next = $2 AND chain = $8
+	RETURNING id
+)
+INSERT INTO sessionlog_events (session, seq, rec)
+SELECT u.id, t.seq, t.rec FROM u, unnest($9::bigint[], $10::bytea[]) AS t(seq, rec)`
+)
+
+// runTx runs batch in one transaction. A request whose check fails gets
+// its error in errs; err is the failure of the transaction as a whole.
+func (s *Store) runTx(batch []*commitReq, maybeCommitted bool) (errs []error, err error) {
+	ctx := context.Background()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(ctx)
+		}
+	}()
+	b := &pgx.Batch{}
+	for _, r := range batch {
+		if r.create {
+			b.Queue(sqlCreate, r.session, r.header, r.head.LastTime, r.head.Chain[:])
+			continue
+		}
+		seqs := make([]int64, len(r.recs))
+		for i := range seqs {
+			seqs[i] = r.old.Next + int64(i)
+		}
+		b.Queue(sqlAppend, r.session, r.old.Next, r.head.Next, r.head.Turns, r.head.LastTime, r.head.Chain[:],
+			r.head.StoredBytes, r.old.Chain[:], seqs, r.recs)
+	}
+	br := tx.SendBatch(ctx, b)
+	errs = make([]error, len(batch))
+	for i, r := range batch {
+		tag, err := br.Exec()
+		if err != nil {
+			_ = br.Close()
+			return nil, err
+		}
+		if tag.RowsAffected() != 0 {
+			continue
+		}
+		if r.create {
+			errs[i] = conflictf("pglog: session %q exists already (or is being imported)", errors.Safe(r.session))
+		} else {
+			errs[i] = conflictf("pglog: session %q changed under this writer", errors.Safe(r.session))
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, err
+	}
+	if maybeCommitted {
+		for i, r := range batch {
+			if errs[i] == nil {
+				continue
+			}
+			var next int64
+			var chain []byte
+			err := tx.QueryRow(ctx, `SELECT next, chain FROM sessionlog_sessions WHERE id = $1 AND published`,
+				r.session).Scan(&next, &chain)
+			if err == nil && next == r.head.Next && string(chain) == string(r.head.Chain[:]) {
+				errs[i] = nil // our own commit, whose answer was lost
+			}
+		}
+	}
+	return errs, tx.Commit(ctx)
+}

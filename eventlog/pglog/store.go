@@ -1,0 +1,206 @@
+package pglog
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/errors"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/sessioncache"
+)
+
+// Store is the PostgreSQL Store (SPEC §8.6): sessions in three tables of
+// one database, shared by any number of processes on any number of
+// machines. It is safe for concurrent use. Open it with Open and release
+// it with Close.
+//
+// Goroutines: a read-write Store runs one committer goroutine (group
+// commit, see commit.go), started by Open and ended by Close once every
+// in-flight write has been answered; pgxpool runs its own health checker.
+// No method leaves a goroutine behind.
+type Store struct {
+	pool     *pgxpool.Pool
+	target   string // the URL without its password, for messages
+	opts     eventlog.Options
+	readOnly bool
+
+	mu     sync.RWMutex // guards closed
+	closed bool
+	ops    sync.WaitGroup
+	once   sync.Once
+
+	queue         chan *commitReq
+	committerDone chan struct{}
+
+	locks   sessioncache.Locks
+	cache   *sessioncache.Cache[*state]
+	staging staging
+
+	commits, committed atomic.Int64 // see CommitStats
+}
+
+var _ eventlog.Store = (*Store)(nil)
+
+// IsURL reports whether target names a PostgreSQL database
+// (postgres://… or postgresql://…) rather than a bbolt file.
+func IsURL(target string) bool {
+	return strings.HasPrefix(target, "postgres://") || strings.HasPrefix(target, "postgresql://")
+}
+
+// Open connects to the database at url (postgres://…, with any
+// parameter pgx understands; search_path selects the schema) and checks
+// its schema. A read-write Open creates or upgrades the schema and removes
+// what crashed imports left; a read-only Open runs every transaction
+// read-only and creates nothing: a database without a store is
+// ErrNotFound. opts.LockTimeout bounds the connection attempt. A newer
+// schema is ErrUnsupported. As with eventlog.Open, a writable store needs
+// opts.NewValidator or opts.Unvalidated.
+func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, error) {
+	var o eventlog.Options
+	if opts != nil {
+		o = *opts
+	}
+	o = o.WithDefaults()
+	if err := o.CheckWritable(); err != nil {
+		return nil, errors.WithHint(err,
+			"set Options.NewValidator (sessionlog.Open wires the default, rebuild.NewValidator) or Options.Unvalidated")
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx's message may quote the URL, password included: say only
+		// that it does not parse.
+		return nil, errors.WithHint(invalidf("pglog: the database URL does not parse"),
+			"the form is postgres://USER@HOST:PORT/DATABASE[?search_path=SCHEMA]")
+	}
+	target := redact(cfg)
+	cfg.ConnConfig.ConnectTimeout = o.LockTimeout
+	rp := cfg.ConnConfig.RuntimeParams
+	if o.ReadOnly {
+		// Every transaction read-only: a read command cannot write, even
+		// by mistake.
+		rp["default_transaction_read_only"] = "on"
+	} else {
+		// Acknowledged means durable (SPEC §8.6), whatever the server's
+		// default; NoSync is for tests and benchmarks.
+		rp["synchronous_commit"] = "on"
+		if o.NoSync {
+			rp["synchronous_commit"] = "off"
+		}
+	}
+	if cfg.MaxConns < 8 {
+		cfg.MaxConns = 8
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, errors.Wrapf(err, "pglog: connect to %s", errors.Safe(target))
+	}
+	s := &Store{pool: pool, target: target, opts: o, readOnly: o.ReadOnly,
+		cache: sessioncache.New[*state](o.ValidatorCache)}
+	pctx, cancel := context.WithTimeout(ctx, o.LockTimeout+30e9)
+	defer cancel()
+	if err := s.pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, errors.WithHint(errors.Wrapf(err, "pglog: connect to %s", errors.Safe(target)),
+			"is PostgreSQL running and reachable there?")
+	}
+	if err := s.prepare(pctx); err != nil {
+		pool.Close()
+		return nil, errors.Wrapf(err, "pglog: open %s", errors.Safe(target))
+	}
+	if !s.readOnly {
+		s.queue = make(chan *commitReq, maxBatch)
+		s.committerDone = make(chan struct{})
+		go s.committer()
+	}
+	return s, nil
+}
+
+// redact renders the connection target without its password.
+func redact(cfg *pgxpool.Config) string {
+	c := cfg.ConnConfig
+	return fmt.Sprintf("postgres://%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+}
+
+// Target is the database the store is connected to, as a URL without its
+// password.
+func (s *Store) Target() string { return s.target }
+
+// CommitStats reports the group commit's work since Open: the number of
+// write transactions the committer ran (retries included) and the number
+// of writes (Create and Append calls) they committed.
+func (s *Store) CommitStats() (transactions, writes int64) {
+	return s.commits.Load(), s.committed.Load()
+}
+
+// Close waits for the methods in flight, stops the committer and closes
+// the connections. It may be called more than once; later calls return
+// nil.
+func (s *Store) Close() error {
+	s.once.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		s.ops.Wait()
+		if s.queue != nil {
+			close(s.queue)
+			<-s.committerDone
+		}
+		s.pool.Close()
+	})
+	return nil
+}
+
+// begin registers a method in flight; the caller must call s.ops.Done.
+func (s *Store) begin() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return errors.Mark(errors.NewWithDepthf(1, "pglog: store %s is closed", errors.Safe(s.target)), eventlog.ErrClosed)
+	}
+	s.ops.Add(1)
+	return nil
+}
+
+// beginWrite is begin for the write methods.
+func (s *Store) beginWrite() error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	if s.readOnly {
+		s.ops.Done()
+		return errors.Mark(errors.NewWithDepthf(1, "pglog: store %s is open read-only", errors.Safe(s.target)), eventlog.ErrReadOnly)
+	}
+	return nil
+}
+
+// staging is the set of ids that an Import or Fork of this process is
+// writing: a second one for the same id is a conflict at once (other
+// processes find the unpublished row).
+type staging struct {
+	mu sync.Mutex
+	m  map[string]struct{}
+}
+
+func (s *staging) add(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.m[id]; ok {
+		return conflictf("pglog: session %q is being imported or forked", errors.Safe(id))
+	}
+	if s.m == nil {
+		s.m = make(map[string]struct{})
+	}
+	s.m[id] = struct{}{}
+	return nil
+}
+
+func (s *staging) remove(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+}
