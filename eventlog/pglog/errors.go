@@ -70,4 +70,3 @@ func retryable(err error) bool {
 	// died with a restarted server) is safe to send again.
 	return pgconn.SafeToRetry(err)
 }
-

@@ -6,7 +6,6 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/jackc/pgx/v5"
-
 )
 
 // FormatVersion is the schema version this code reads and writes,
