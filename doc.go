@@ -16,7 +16,9 @@
 //     concurrency, atomic imports, forks, ordered scans and a chain hash
 //     per session. Package eventlog/eventlogtest is the conformance suite;
 //     eventlog/layout is the one definition of the on-disk names and
-//     records, which salvage reads through too.
+//     records, which salvage reads through too; package eventlog/pglog is
+//     the same Store on PostgreSQL, shared by a fleet of hosts (Open takes
+//     a postgres:// URL).
 //   - header: the request header (system prompt, tools, call config,
 //     session prefix) as canonical snapshots and deltas, and their fold.
 //   - rebuild: the fold that checks every rule of the log (the surface,

@@ -10,14 +10,28 @@ import (
 	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/pgtest"
 )
 
 // TestOpenValidatesWithRebuildFold: the store sessionlog.Open returns
 // refuses what the rebuild fold refuses (SPEC §8.2), before and after a
-// restart, and leaves the log unchanged.
+// restart, and leaves the log unchanged; on both stores, a bbolt path and
+// a postgres:// URL.
 func TestOpenValidatesWithRebuildFold(t *testing.T) {
+	targets := []struct {
+		name   string
+		target func(t *testing.T) string
+	}{
+		{"bbolt", func(t *testing.T) string { return filepath.Join(t.TempDir(), "s.db") }},
+		{"postgres", func(t *testing.T) string { u, _ := pgtest.Schema(t); return u }},
+	}
+	for _, tt := range targets {
+		t.Run(tt.name, func(t *testing.T) { testOpenValidates(t, tt.target(t)) })
+	}
+}
+
+func testOpenValidates(t *testing.T, path string) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "s.db")
 	parse := func(lines ...string) []codec.Event {
 		var evs []codec.Event
 		for _, l := range lines {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/spf13/cobra"
 )
 
@@ -49,37 +50,77 @@ func runLs(ctx context.Context, opts lsOptions, _ []string, stdout, _ io.Writer)
 		return err
 	}
 	defer closeStore(st, &err)
-	heads, err := st.Sessions(ctx)
-	if err != nil {
-		return errors.Wrap(err, "ls")
-	}
 	if opts.json {
 		w := bufio.NewWriter(stdout)
-		for _, h := range heads {
-			var o codec.Object
-			o.Str("session", h.Header.ID).Int("events", h.Next).Int("turns", h.Turns)
-			o.Value("lastActivity", jsonTimestamp(h.LastTime))
-			if p := h.Header.ParentSession; p != "" {
-				o.Str("parent", p)
-			} else {
-				o.Value("parent", codec.AppendNil(nil))
+		err := eachPage(ctx, st, func(heads []eventlog.Head) error {
+			for _, h := range heads {
+				var o codec.Object
+				o.Str("session", h.Header.ID).Int("events", h.Next).Int("turns", h.Turns)
+				o.Value("lastActivity", jsonTimestamp(h.LastTime))
+				if p := h.Header.ParentSession; p != "" {
+					o.Str("parent", p)
+				} else {
+					o.Value("parent", codec.AppendNil(nil))
+				}
+				if err := writeJSONLine(w, o.Bytes()); err != nil {
+					return err
+				}
 			}
-			if err := writeJSONLine(w, o.Bytes()); err != nil {
-				return errors.Wrap(err, "ls")
-			}
-		}
-		return errors.Wrap(w.Flush(), "ls: write")
+			return w.Flush()
+		})
+		return errors.Wrap(err, "ls")
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tEVENTS\tTURNS\tLAST-ACTIVITY\tPARENT")
-	for _, h := range heads {
-		parent := h.Header.ParentSession
-		if parent == "" {
-			parent = "-"
+	err = eachPage(ctx, st, func(heads []eventlog.Head) error {
+		for _, h := range heads {
+			parent := h.Header.ParentSession
+			if parent == "" {
+				parent = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", h.Header.ID, h.Next, h.Turns, timestamp(h.LastTime), parent)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", h.Header.ID, h.Next, h.Turns, timestamp(h.LastTime), parent)
+		// Flushing per page keeps memory bounded; pages are wide enough
+		// that the columns rarely shift between them.
+		return tw.Flush()
+	})
+	return errors.Wrap(err, "ls")
+}
+
+// lsPage is the number of sessions ls reads and prints at a time.
+const lsPage = 512
+
+// pager is a store that lists its sessions a page at a time; both stores
+// are.
+type pager interface {
+	SessionPage(ctx context.Context, after string, n int) ([]eventlog.Head, error)
+}
+
+// eachPage calls fn with the heads of st's sessions, in id order, a page
+// at a time when st can page (else all at once).
+func eachPage(ctx context.Context, st store, fn func([]eventlog.Head) error) error {
+	p, ok := st.(pager)
+	if !ok {
+		heads, err := st.Sessions(ctx)
+		if err != nil {
+			return err
+		}
+		return fn(heads)
 	}
-	return errors.Wrap(tw.Flush(), "ls: write")
+	after := ""
+	for {
+		heads, err := p.SessionPage(ctx, after, lsPage)
+		if err != nil {
+			return err
+		}
+		if err := fn(heads); err != nil {
+			return err
+		}
+		if len(heads) < lsPage {
+			return nil
+		}
+		after = heads[len(heads)-1].Header.ID
+	}
 }
 
 // jsonTimestamp is timestamp's value in storage form: the string, or null

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/pglog"
 	"github.com/sessionlog/sessionlog/salvage"
 	"github.com/spf13/cobra"
 )
@@ -58,6 +59,9 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 		return usagef("salvage: missing -o NEW, the new store to create")
 	}
 	path := opts.g.db
+	if pglog.IsURL(path) {
+		return runSalvageURL(ctx, opts, stdout)
+	}
 	if err := opts.g.checkPath(true); err != nil {
 		return err
 	}
@@ -88,6 +92,31 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 	for _, n := range st.Notes() {
 		fmt.Fprintf(stderr, "logtool: warning: %s\n", n)
 	}
+	return salvageReport(rep, opts, stdout, st.Meta != nil)
+}
+
+// runSalvageURL copies what still verifies out of a PostgreSQL store,
+// read through read-only transactions, into a new bbolt file.
+func runSalvageURL(ctx context.Context, opts salvageOptions, stdout io.Writer) (err error) {
+	st, err := opts.g.open(openRead)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, &err)
+	src, ok := st.(salvage.Source)
+	if !ok {
+		return errors.AssertionFailedf("logtool: the store cannot be salvaged")
+	}
+	rep, err := salvage.Into(ctx, src, opts.out, nil)
+	if err != nil {
+		return err
+	}
+	return salvageReport(rep, opts, stdout, false)
+}
+
+// salvageReport prints the report of a salvage; metaDamaged says that a
+// bbolt meta page was found damaged.
+func salvageReport(rep salvage.Report, opts salvageOptions, stdout io.Writer, metaDamaged bool) error {
 	w := bufio.NewWriter(stdout)
 	for i := range rep.Sessions {
 		fmt.Fprintln(w, rep.Sessions[i].String())
@@ -96,7 +125,7 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 	if err := w.Flush(); err != nil {
 		return errors.Wrap(err, "salvage: write the report")
 	}
-	if !rep.Damaged() && st.Meta == nil {
+	if !rep.Damaged() && !metaDamaged {
 		return nil
 	}
 	t := rep.Totals()
@@ -112,7 +141,7 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 	if rep.List != nil {
 		what = append(what, "the session list is damaged")
 	}
-	if st.Meta != nil {
+	if metaDamaged {
 		what = append(what, "a bbolt meta page is damaged: the store reads as it was one commit earlier")
 	}
 	return errors.WithHintf(errors.Mark(errors.Newf("salvage: %s", errors.Safe(strings.Join(what, "; "))), ErrFindings),

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/pglog"
 )
 
 // store is an open eventlog store.
@@ -28,11 +29,16 @@ const (
 	openCreate
 )
 
-// open opens the store at --db. A store that bbolt opened one commit back,
-// because its newest meta page is damaged, is warned about on stderr
-// (once per command; verify reports it as a finding instead).
+// open opens the store at --db: a bbolt file, or a PostgreSQL database
+// when --db is a postgres:// URL (SPEC §8.6). A store that bbolt opened
+// one commit back, because its newest meta page is damaged, is warned
+// about on stderr (once per command; verify reports it as a finding
+// instead).
 func (g *globalOptions) open(mode openMode) (store, error) {
 	path := g.db
+	if pglog.IsURL(path) {
+		return g.openURL(mode)
+	}
 	if err := g.checkPath(mode != openCreate); err != nil {
 		return nil, err
 	}
@@ -113,6 +119,20 @@ func (g *globalOptions) warn(err error) {
 		return
 	}
 	printWithHints(g.stderr, "logtool: warning: ", err)
+}
+
+// openURL opens the PostgreSQL store at --db. A read command's store runs
+// read-only transactions and never creates the schema; a write command's
+// creates it when missing. The connection attempt waits up to
+// --lock-timeout, but never less than pglog.DefaultConnectTimeout: a
+// database is not a file lock, and a busy server answers late.
+func (g *globalOptions) openURL(mode openMode) (store, error) {
+	o := &eventlog.Options{ReadOnly: mode == openRead, LockTimeout: max(g.lockTimeout, pglog.DefaultConnectTimeout)}
+	st, err := sessionlog.Open(g.db, o)
+	if err != nil && errors.Is(err, eventlog.ErrNotFound) {
+		return nil, errors.Mark(err, ErrNoStore)
+	}
+	return st, err
 }
 
 // noStore is the error for a missing store at path.

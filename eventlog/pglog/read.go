@@ -97,8 +97,8 @@ func (s *Store) head(ctx context.Context, session string) (eventlog.Head, error)
 func (s *Store) Sessions(ctx context.Context) ([]eventlog.Head, error) {
 	var all []eventlog.Head
 	after := ""
-	for first := true; ; first = false {
-		page, err := s.sessionPage(ctx, after, first, pageSessions)
+	for {
+		page, err := s.sessionPage(ctx, after, pageSessions)
 		if err != nil {
 			return nil, err
 		}
@@ -111,13 +111,14 @@ func (s *Store) Sessions(ctx context.Context) ([]eventlog.Head, error) {
 }
 
 // SessionPage returns the heads of at most n published sessions whose ids
-// sort after after (bytewise; "" starts at the first), ordered by id. A
+// sort after after (bytewise; "" starts at the first, as ids are never
+// empty), ordered by id. A
 // page shorter than n is the last.
 func (s *Store) SessionPage(ctx context.Context, after string, n int) ([]eventlog.Head, error) {
-	return s.sessionPage(ctx, after, after == "", n)
+	return s.sessionPage(ctx, after, n)
 }
 
-func (s *Store) sessionPage(ctx context.Context, after string, first bool, n int) ([]eventlog.Head, error) {
+func (s *Store) sessionPage(ctx context.Context, after string, n int) ([]eventlog.Head, error) {
 	if err := s.begin(); err != nil {
 		return nil, err
 	}
@@ -125,12 +126,8 @@ func (s *Store) sessionPage(ctx context.Context, after string, first bool, n int
 	if n <= 0 {
 		n = pageSessions
 	}
-	cond := `id > $1`
-	if first {
-		cond = `id >= $1` // the empty id sorts first and may exist
-	}
 	rows, err := s.pool.Query(ctx, `SELECT `+headColumns+` FROM sessionlog_sessions
-		WHERE published AND `+cond+` ORDER BY id LIMIT $2`, after, n)
+		WHERE published AND id > $1 ORDER BY id LIMIT $2`, after, n)
 	if err != nil {
 		return nil, errors.Wrap(err, "pglog: list sessions")
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -46,6 +47,10 @@ type Store struct {
 
 var _ eventlog.Store = (*Store)(nil)
 
+// DefaultConnectTimeout bounds the connection attempt when
+// Options.LockTimeout is 0.
+const DefaultConnectTimeout = 10 * time.Second
+
 // IsURL reports whether target names a PostgreSQL database
 // (postgres://… or postgresql://…) rather than a bbolt file.
 func IsURL(target string) bool {
@@ -57,13 +62,18 @@ func IsURL(target string) bool {
 // its schema. A read-write Open creates or upgrades the schema and removes
 // what crashed imports left; a read-only Open runs every transaction
 // read-only and creates nothing: a database without a store is
-// ErrNotFound. opts.LockTimeout bounds the connection attempt. A newer
+// ErrNotFound. opts.LockTimeout bounds the connection attempt
+// (DefaultConnectTimeout when 0). A newer
 // schema is ErrUnsupported. As with eventlog.Open, a writable store needs
 // opts.NewValidator or opts.Unvalidated.
 func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, error) {
 	var o eventlog.Options
 	if opts != nil {
 		o = *opts
+	}
+	connect := o.LockTimeout
+	if connect <= 0 {
+		connect = DefaultConnectTimeout
 	}
 	o = o.WithDefaults()
 	if err := o.CheckWritable(); err != nil {
@@ -78,7 +88,7 @@ func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, erro
 			"the form is postgres://USER@HOST:PORT/DATABASE[?search_path=SCHEMA]")
 	}
 	target := redact(cfg)
-	cfg.ConnConfig.ConnectTimeout = o.LockTimeout
+	cfg.ConnConfig.ConnectTimeout = connect
 	rp := cfg.ConnConfig.RuntimeParams
 	if o.ReadOnly {
 		// Every transaction read-only: a read command cannot write, even
@@ -101,7 +111,7 @@ func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, erro
 	}
 	s := &Store{pool: pool, target: target, opts: o, readOnly: o.ReadOnly,
 		cache: sessioncache.New[*state](o.ValidatorCache)}
-	pctx, cancel := context.WithTimeout(ctx, o.LockTimeout+30e9)
+	pctx, cancel := context.WithTimeout(ctx, connect+time.Minute)
 	defer cancel()
 	if err := s.pool.Ping(pctx); err != nil {
 		pool.Close()

@@ -1,0 +1,69 @@
+package eventlog
+
+import (
+	"context"
+
+	"github.com/cockroachdb/errors"
+	bolt "go.etcd.io/bbolt"
+)
+
+// SessionPage returns the heads of at most n published sessions (n <= 0:
+// 512) whose ids sort after after (bytewise; "" starts at the first),
+// ordered by id, read in one short transaction. A page shorter than n is
+// the last. It is Sessions for a caller that must not hold every head in
+// memory at once, as logtool ls.
+func (l *Log) SessionPage(ctx context.Context, after string, n int) ([]Head, error) {
+	if err := l.begin(); err != nil {
+		return nil, err
+	}
+	defer l.ops.Done()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		n = 512
+	}
+	type rec struct {
+		id              string
+		head, headerRec []byte
+	}
+	var recs []rec
+	err := l.view(func(tx *bolt.Tx) error {
+		ss := tx.Bucket(bucketSessions)
+		if ss == nil {
+			return nil
+		}
+		c := ss.Cursor()
+		k, v := c.Seek([]byte(after))
+		if k != nil && after != "" && string(k) == after {
+			k, v = c.Next()
+		}
+		for ; k != nil && len(recs) < n; k, v = c.Next() {
+			if v != nil {
+				return corruptf("eventlog: sessions/%q is a value, not a session bucket", errors.Safe(string(k)))
+			}
+			b := ss.Bucket(k)
+			h := b.Get(keyHead)
+			if h == nil {
+				continue
+			}
+			recs = append(recs, rec{id: string(k), head: clone(h), headerRec: clone(b.Get(keyHeader))})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, errors.Wrap(err, "eventlog: list sessions")
+	}
+	heads := make([]Head, 0, len(recs))
+	for _, r := range recs {
+		if r.headerRec == nil {
+			return nil, corruptf("eventlog: session %q has no header record", errors.Safe(r.id))
+		}
+		h, err := decodeStored(r.id, r.head, r.headerRec)
+		if err != nil {
+			return nil, err
+		}
+		heads = append(heads, h)
+	}
+	return heads, nil
+}
