@@ -67,7 +67,7 @@ func runCache(ctx context.Context, opts cacheOptions, args []string, stdout, _ i
 	fmt.Fprintf(tw, "step\tbytes\treusable\tre-sent\t reason\n")
 	var prev *cacheRow
 	var total, reusable, steps int
-	err = eachStep(ctx, st, opts.g.db, args[0], true, func(s rebuild.Step) error {
+	err = eachStep(ctx, st, opts.g.name(), args[0], true, func(s rebuild.Step) error {
 		row := &cacheRow{name: step(s.Turn, s.Step)}
 		if s.Null {
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t (no request)\n", row.name)

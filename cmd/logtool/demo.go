@@ -65,17 +65,17 @@ func runDemo(ctx context.Context, opts demoOptions, _ []string, stdout, stderr i
 	}
 	id := rep.Session
 	w := bufio.NewWriter(stdout)
-	fmt.Fprintf(w, "The agent loop ran a scripted coding session into %s as session %s.\n", opts.g.db, id)
+	fmt.Fprintf(w, "The agent loop ran a scripted coding session into %s as session %s.\n", opts.g.name(), id)
 	fmt.Fprintf(w, "Every request it sent is recorded by its digest, and rebuilt below from the log alone.\n")
 	fmt.Fprintf(w, "\nRequests the model received (logtool run prints these):\n\n")
 	for _, s := range rep.Steps {
 		fmt.Fprintf(w, "  %s  %5d bytes  sha256 %s\n", step(s.Turn, s.Step), s.Bytes, hex.EncodeToString(s.Digest[:]))
 	}
-	if err := demoEvents(ctx, st, opts.g.db, id, w); err != nil {
+	if err := demoEvents(ctx, st, opts.g.name(), id, w); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nReplay (logtool replay %s):\n\n", id)
-	if err := eachStep(ctx, st, opts.g.db, id, true, func(s rebuild.Step) error { return writeStepText(w, s, nil) }); err != nil {
+	if err := eachStep(ctx, st, opts.g.name(), id, true, func(s rebuild.Step) error { return writeStepText(w, s, nil) }); err != nil {
 		return err
 	}
 	vs, ok := st.(verify.Store)

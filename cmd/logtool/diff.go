@@ -53,7 +53,7 @@ func runDiff(ctx context.Context, opts diffOptions, args []string, stdout, _ io.
 	}
 	defer closeStore(st, &err)
 	var sa, sb *rebuild.Step
-	err = eachStep(ctx, st, opts.g.db, id, true, func(s rebuild.Step) error {
+	err = eachStep(ctx, st, opts.g.name(), id, true, func(s rebuild.Step) error {
 		n := stepName{s.Turn, s.Step}
 		if n == a && sa == nil {
 			sa = &s

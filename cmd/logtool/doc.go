@@ -1,5 +1,6 @@
-// Command logtool inspects and maintains a sessionlog store: a bbolt file
-// holding the append-only event logs of an agent host's sessions.
+// Command logtool inspects and maintains a sessionlog store: a bbolt file,
+// or a PostgreSQL database named by a postgres:// URL (SPEC §8.6), holding
+// the append-only event logs of an agent host's sessions.
 //
 // Usage:
 //
@@ -17,6 +18,7 @@
 //	replay SESSION --wire [NAME] the bytes a model provider received (SPEC §12)
 //	run SCENARIO --provider NAME run a scenario against a real model over HTTP
 //	demo                         import a built-in example session and show it
+//	copy --from DB --to DB       copy sessions between stores, checking chain hashes
 //
 // stdout carries only the requested output. Diagnostics go to stderr, and
 // errors are printed as "logtool: <message>", followed by hints on lines of

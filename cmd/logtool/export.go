@@ -53,7 +53,7 @@ func runExport(ctx context.Context, opts exportOptions, args []string, stdout, _
 		return err
 	}
 	defer closeStore(st, &err)
-	head, err := sessionHead(ctx, st, opts.g.db, id)
+	head, err := sessionHead(ctx, st, opts.g.name(), id)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func runFork(ctx context.Context, opts forkOptions, args []string, stdout, _ io.
 		return err
 	}
 	defer closeStore(st, &err)
-	head, err := sessionHead(ctx, st, opts.g.db, source)
+	head, err := sessionHead(ctx, st, opts.g.name(), source)
 	if err != nil {
 		return err
 	}

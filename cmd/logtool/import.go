@@ -156,7 +156,7 @@ func importFile(ctx context.Context, st store, opts importOptions, name string, 
 	src := &importSource{sc: sc, strict: opts.strict, file: file, last: -1}
 	n, err = st.Import(ctx, h, src)
 	if err != nil {
-		return "", 0, src.explain(err, h.ID, opts.g.db)
+		return "", 0, src.explain(err, h.ID, opts.g.name())
 	}
 	if t := src.torn; t.FirstLine != 0 {
 		fmt.Fprintf(stderr, "logtool: warning: %s: dropped a torn tail from line %d (%d %s, %d bytes): %v; imported the %d events before it\n",

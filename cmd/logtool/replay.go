@@ -136,7 +136,7 @@ func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _
 	if opts.new {
 		prev = &prevStep{}
 	}
-	err = eachStep(ctx, st, opts.g.db, id, true, func(s rebuild.Step) error {
+	err = eachStep(ctx, st, opts.g.name(), id, true, func(s rebuild.Step) error {
 		if only != nil && (s.Turn != only.turn || s.Step != only.step) {
 			if prev != nil {
 				// --step with --new: remember the step before it.

@@ -86,7 +86,7 @@ func runShow(ctx context.Context, opts showOptions, args []string, stdout, stder
 		return err
 	}
 	defer closeStore(st, &err)
-	head, err := sessionHead(ctx, st, opts.g.db, id)
+	head, err := sessionHead(ctx, st, opts.g.name(), id)
 	if err != nil {
 		return err
 	}

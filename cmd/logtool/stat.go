@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/pglog"
 	"github.com/spf13/cobra"
 )
 
@@ -70,7 +71,7 @@ func runStat(ctx context.Context, opts statOptions, args []string, stdout, _ io.
 	if len(args) == 0 {
 		err = statStore(ctx, st, opts.g.db, w, &obj)
 	} else {
-		err = statSession(ctx, st, opts.g.db, args[0], w, &obj)
+		err = statSession(ctx, st, opts.g.name(), args[0], w, &obj)
 	}
 	if err != nil {
 		return err
@@ -85,31 +86,42 @@ func runStat(ctx context.Context, opts statOptions, args []string, stdout, _ io.
 
 // statStore writes the store-wide totals to w and adds them to obj.
 func statStore(ctx context.Context, st store, db string, w io.Writer, obj *codec.Object) error {
-	heads, err := st.Sessions(ctx)
-	if err != nil {
-		return errors.Wrap(err, "stat")
-	}
-	var events, turns, stored, forks int64
-	for _, h := range heads {
-		events += h.Next
-		turns += h.Turns
-		stored += h.StoredBytes
-		if h.Header.ParentSession != "" {
-			forks++
+	var sessions, events, turns, stored, forks int64
+	err := eachPage(ctx, st, func(heads []eventlog.Head) error {
+		for _, h := range heads {
+			sessions++
+			events += h.Next
+			turns += h.Turns
+			stored += h.StoredBytes
+			if h.Header.ParentSession != "" {
+				forks++
+			}
 		}
-	}
-	fi, err := os.Stat(db)
+		return nil
+	})
 	if err != nil {
 		return errors.Wrap(err, "stat")
 	}
-	fmt.Fprintf(w, "store\t%s\n", db)
-	fmt.Fprintf(w, "file size\t%d\n", fi.Size())
-	fmt.Fprintf(w, "sessions\t%d\n", len(heads))
+	if pglog.IsURL(db) {
+		// A database has no file size of its own to report.
+		db = redactDB(db)
+		fmt.Fprintf(w, "store\t%s\n", db)
+		obj.Str("store", db).Value("fileSize", codec.AppendNil(nil))
+	} else {
+		fi, err := os.Stat(db)
+		if err != nil {
+			return errors.Wrap(err, "stat")
+		}
+		fmt.Fprintf(w, "store\t%s\n", db)
+		fmt.Fprintf(w, "file size\t%d\n", fi.Size())
+		obj.Str("store", db).Int("fileSize", fi.Size())
+	}
+	fmt.Fprintf(w, "sessions\t%d\n", sessions)
 	fmt.Fprintf(w, "forks\t%d\n", forks)
 	fmt.Fprintf(w, "events\t%d\n", events)
 	fmt.Fprintf(w, "turns\t%d\n", turns)
 	fmt.Fprintf(w, "bytes stored\t%d\n", stored)
-	obj.Str("store", db).Int("fileSize", fi.Size()).Int("sessions", int64(len(heads))).Int("forks", forks)
+	obj.Int("sessions", sessions).Int("forks", forks)
 	obj.Int("events", events).Int("turns", turns).Int("bytesStored", stored)
 	return nil
 }

@@ -135,6 +135,9 @@ func (g *globalOptions) openURL(mode openMode) (store, error) {
 	return st, err
 }
 
+// name is --db for messages: a URL loses its password.
+func (g *globalOptions) name() string { return redactDB(g.db) }
+
 // noStore is the error for a missing store at path.
 func noStore(path string) error {
 	return errors.WithHint(noStoref("no store at %s", errors.Safe(path)),

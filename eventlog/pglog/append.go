@@ -169,7 +169,7 @@ func (s *Store) state(ctx context.Context, session string) (st *state, cached bo
 			return nil, false, err
 		}
 		if err := st.v.Validate(&ev); err != nil {
-			return nil, false, errors.Wrapf(err, "pglog: session %q: replaying stored seq %d through the validator",
+			return nil, false, errors.Wrapf(err, "session %q: replaying stored seq %d through the validator",
 				errors.Safe(session), errors.Safe(ev.Seq))
 		}
 	}

@@ -153,7 +153,7 @@ func (s *Store) retry(batch []*commitReq) ([]error, error) {
 			return errs, nil
 		}
 		if attempt >= maxRetries || !retryable(err) {
-			return nil, errors.Wrapf(err, "pglog: write transaction on %s", errors.Safe(s.target))
+			return nil, errors.Wrapf(err, "write transaction on %s", errors.Safe(s.target))
 		}
 		if sqlState(err) == stateAmbiguous {
 			maybeCommitted = true
@@ -213,9 +213,9 @@ func (s *Store) runTx(batch []*commitReq, maybeCommitted bool) (errs []error, er
 			continue
 		}
 		if r.create {
-			errs[i] = conflictf("pglog: session %q exists already (or is being imported)", errors.Safe(r.session))
+			errs[i] = conflictf("session %q exists already (or is being imported)", errors.Safe(r.session))
 		} else {
-			errs[i] = conflictf("pglog: session %q changed under this writer", errors.Safe(r.session))
+			errs[i] = conflictf("session %q changed under this writer", errors.Safe(r.session))
 		}
 	}
 	if err := br.Close(); err != nil {

@@ -33,7 +33,7 @@ func unsupportedf(format string, args ...interface{}) error {
 
 // noSession is the ErrNotFound error for a session id.
 func noSession(id string) error {
-	return crdb.Mark(crdb.NewWithDepthf(1, "pglog: no session %q", crdb.Safe(id)), eventlog.ErrNotFound)
+	return crdb.Mark(crdb.NewWithDepthf(1, "no session %q", crdb.Safe(id)), eventlog.ErrNotFound)
 }
 
 // SQLSTATEs the store acts on.

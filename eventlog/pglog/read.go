@@ -44,7 +44,7 @@ func scanHead(row pgx.Row) (eventlog.Head, error) {
 	h.Next, h.Turns = next, turns
 	payload, err := codec.DecodeRecord(headerRec)
 	if err != nil {
-		return eventlog.Head{}, errors.Wrapf(err, "pglog: session %q: header record", errors.Safe(id))
+		return eventlog.Head{}, errors.Wrapf(err, "session %q: header record", errors.Safe(id))
 	}
 	hdr, err := codec.DecodeSessionHeader(payload)
 	if err != nil {
@@ -53,18 +53,18 @@ func scanHead(row pgx.Row) (eventlog.Head, error) {
 		} else if !errors.IsAny(err, eventlog.ErrCorrupt, eventlog.ErrUnsupported) {
 			err = errors.Mark(err, eventlog.ErrCorrupt)
 		}
-		return eventlog.Head{}, errors.Wrapf(err, "pglog: session %q: header record", errors.Safe(id))
+		return eventlog.Head{}, errors.Wrapf(err, "session %q: header record", errors.Safe(id))
 	}
 	switch {
 	case hdr.ID != id:
-		return eventlog.Head{}, corruptf("pglog: session %q: header record names session %q", errors.Safe(id), errors.Safe(hdr.ID))
+		return eventlog.Head{}, corruptf("session %q: header record names session %q", errors.Safe(id), errors.Safe(hdr.ID))
 	case len(chain) != 32:
-		return eventlog.Head{}, corruptf("pglog: session %q: chain hash of %d bytes", errors.Safe(id), errors.Safe(len(chain)))
+		return eventlog.Head{}, corruptf("session %q: chain hash of %d bytes", errors.Safe(id), errors.Safe(len(chain)))
 	case h.Next < 0 || h.Turns < 0 || h.Turns > h.Next || h.StoredBytes < 0:
-		return eventlog.Head{}, corruptf("pglog: session %q: head counts out of range (next %d, turns %d, stored %d)",
+		return eventlog.Head{}, corruptf("session %q: head counts out of range (next %d, turns %d, stored %d)",
 			errors.Safe(id), errors.Safe(h.Next), errors.Safe(h.Turns), errors.Safe(h.StoredBytes))
 	case math.IsNaN(h.LastTime) || math.IsInf(h.LastTime, 0):
-		return eventlog.Head{}, corruptf("pglog: session %q: head time is not finite", errors.Safe(id))
+		return eventlog.Head{}, corruptf("session %q: head time is not finite", errors.Safe(id))
 	}
 	h.Header = hdr
 	copy(h.Chain[:], chain)
@@ -246,7 +246,7 @@ func (it *iterator) load() error {
 	want := it.next
 	err := it.s.page(it.ctx, it.session, it.next, it.end, func(seq int64, rec []byte) error {
 		if seq != want {
-			return corruptf("pglog: session %q seq %d: record is missing (the next stored is seq %d)",
+			return corruptf("session %q seq %d: record is missing (the next stored is seq %d)",
 				errors.Safe(it.session), errors.Safe(want), errors.Safe(seq))
 		}
 		ev, err := eventlog.DecodeStoredEvent(it.session, seq, rec)
@@ -258,7 +258,7 @@ func (it *iterator) load() error {
 		return nil
 	})
 	if err == nil && len(evs) == 0 {
-		err = corruptf("pglog: session %q: records of seqs %d..%d are missing",
+		err = corruptf("session %q: records of seqs %d..%d are missing",
 			errors.Safe(it.session), errors.Safe(it.next), errors.Safe(it.end-1))
 	}
 	if err != nil {
@@ -294,7 +294,7 @@ func (s *Store) page(ctx context.Context, session string, from, end int64, fn fu
 			return err
 		}
 		if len(rec) > codec.MaxRecord {
-			return corruptf("pglog: session %q seq %d: record of %d bytes exceeds the %d byte cap",
+			return corruptf("session %q seq %d: record of %d bytes exceeds the %d byte cap",
 				errors.Safe(session), errors.Safe(seq), errors.Safe(len(rec)), errors.Safe(codec.MaxRecord))
 		}
 		size += len(rec)

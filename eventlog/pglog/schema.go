@@ -64,7 +64,7 @@ func format(ctx context.Context, q querier) (v int64, found bool, err error) {
 	case sqlState(err) == stateUndefinedTbl:
 		return 0, false, nil
 	case errors.Is(err, pgx.ErrNoRows):
-		return 0, true, corruptf("pglog: sessionlog_meta has no format row")
+		return 0, true, corruptf("sessionlog_meta has no format row")
 	}
 	return 0, false, err
 }
@@ -78,10 +78,10 @@ type querier interface {
 func checkFormat(v int64) error {
 	switch {
 	case v > FormatVersion:
-		return errors.WithHint(unsupportedf("pglog: store format %d is newer than this program's %d",
+		return errors.WithHint(unsupportedf("store format %d is newer than this program's %d",
 			errors.Safe(v), errors.Safe(FormatVersion)), "use a newer logtool")
 	case v < 1:
-		return corruptf("pglog: store format %d is unknown", errors.Safe(v))
+		return corruptf("store format %d is unknown", errors.Safe(v))
 	}
 	return nil
 }
@@ -95,7 +95,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 	if s.readOnly {
 		if !found {
-			return errors.WithHint(notFoundf("pglog: no store at %s", errors.Safe(s.target)),
+			return errors.WithHint(notFoundf("no store here"),
 				"a read-only open never creates a store: check the URL, or import a session first")
 		}
 		return checkFormat(v)
@@ -123,7 +123,7 @@ WITH gone AS (
 	DELETE FROM sessionlog_sessions WHERE NOT published AND lease_until < now() RETURNING id
 )
 DELETE FROM sessionlog_events WHERE session IN (SELECT id FROM gone)`)
-	return errors.Wrap(err, "pglog: remove unpublished sessions")
+	return errors.Wrap(err, "remove unpublished sessions")
 }
 
 // migrate runs the migrations from the stored version up to FormatVersion.
@@ -136,7 +136,7 @@ func (s *Store) migrate(ctx context.Context, found bool) error {
 			// FOR UPDATE: concurrent upgraders take turns.
 			err := tx.QueryRow(ctx, `SELECT value FROM sessionlog_meta WHERE name = 'format' FOR UPDATE`).Scan(&v)
 			if errors.Is(err, pgx.ErrNoRows) {
-				return corruptf("pglog: sessionlog_meta has no format row")
+				return corruptf("sessionlog_meta has no format row")
 			}
 			if err != nil {
 				return err
@@ -147,10 +147,10 @@ func (s *Store) migrate(ctx context.Context, found bool) error {
 		}
 		for ; v < FormatVersion; v++ {
 			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
-				return errors.Wrapf(err, "pglog: upgrade the schema from version %d", errors.Safe(v))
+				return errors.Wrapf(err, "upgrade the schema from version %d", errors.Safe(v))
 			}
 			if _, err := tx.Exec(ctx, `UPDATE sessionlog_meta SET value = $1 WHERE name = 'format'`, v+1); err != nil {
-				return errors.Wrapf(err, "pglog: upgrade the schema from version %d", errors.Safe(v))
+				return errors.Wrapf(err, "upgrade the schema from version %d", errors.Safe(v))
 			}
 		}
 		return nil

@@ -57,9 +57,9 @@ func (st *stager) claim(ctx context.Context) error {
 		st.id, st.headerRec, st.token, leaseText, st.head.LastTime, st.head.Chain[:])
 	switch {
 	case err != nil:
-		err = errors.Wrapf(err, "pglog: stage session %q", errors.Safe(st.id))
+		err = errors.Wrapf(err, "stage session %q", errors.Safe(st.id))
 	case tag.RowsAffected() == 0:
-		err = conflictf("pglog: session %q exists already (or is being imported)", errors.Safe(st.id))
+		err = conflictf("session %q exists already (or is being imported)", errors.Safe(st.id))
 	}
 	if err != nil {
 		st.s.staging.remove(st.id)
@@ -128,7 +128,7 @@ func (st *stager) flushTx(ctx context.Context, tx pgx.Tx, first int64, publish b
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return conflictf("pglog: staged session %q changed under its import (its lease ran out?)", errors.Safe(st.id))
+		return conflictf("staged session %q changed under its import (its lease ran out?)", errors.Safe(st.id))
 	}
 	if len(st.recs) > 0 {
 		i := 0
@@ -143,7 +143,7 @@ func (st *stager) flushTx(ctx context.Context, tx pgx.Tx, first int64, publish b
 			}))
 		if err != nil {
 			if sqlState(err) == stateUniqueViol {
-				return corruptf("pglog: session %q: event rows from seq %d exist under an unpublished session",
+				return corruptf("session %q: event rows from seq %d exist under an unpublished session",
 					errors.Safe(st.id), errors.Safe(first))
 			}
 			return err
@@ -267,7 +267,7 @@ func (s *Store) Fork(ctx context.Context, source string, at int64, child codec.S
 	}
 	srcHead, err := s.head(ctx, source)
 	if err != nil {
-		return errors.Wrap(err, "pglog: fork")
+		return errors.Wrapf(err, "pglog: fork of session %q", errors.Safe(source))
 	}
 	if at < 0 || at >= srcHead.Next {
 		return invalidf("pglog: fork of session %q at seq %d: the session has seqs 0..%d",
@@ -281,7 +281,7 @@ func (s *Store) Fork(ctx context.Context, source string, at int64, child codec.S
 		return err
 	})
 	if err == nil && point.Raw == nil {
-		err = corruptf("pglog: session %q seq %d: record is missing", errors.Safe(source), errors.Safe(at))
+		err = corruptf("session %q seq %d: record is missing", errors.Safe(source), errors.Safe(at))
 	}
 	if err != nil {
 		return errors.Wrapf(err, "pglog: fork of session %q", errors.Safe(source))
@@ -312,7 +312,7 @@ func (st *stager) forkFrom(ctx context.Context, source string, at int64) error {
 		var recs [][]byte
 		err := st.s.page(ctx, source, next, at+1, func(seq int64, rec []byte) error {
 			if seq != next {
-				return corruptf("pglog: session %q seq %d: record is missing (the next stored is seq %d)",
+				return corruptf("session %q seq %d: record is missing (the next stored is seq %d)",
 					errors.Safe(source), errors.Safe(next), errors.Safe(seq))
 			}
 			ev, err := eventlog.DecodeStoredEvent(source, seq, rec)
@@ -327,7 +327,7 @@ func (st *stager) forkFrom(ctx context.Context, source string, at int64) error {
 			return err
 		}
 		if next == start {
-			return corruptf("pglog: session %q: records of seqs %d..%d are missing",
+			return corruptf("session %q: records of seqs %d..%d are missing",
 				errors.Safe(source), errors.Safe(next), errors.Safe(at))
 		}
 		// Add after the page's query is done: a flush needs a connection.

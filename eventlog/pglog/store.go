@@ -133,7 +133,11 @@ func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, erro
 // redact renders the connection target without its password.
 func redact(cfg *pgxpool.Config) string {
 	c := cfg.ConnConfig
-	return fmt.Sprintf("postgres://%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+	t := fmt.Sprintf("postgres://%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+	if sp := c.RuntimeParams["search_path"]; sp != "" {
+		t += "?search_path=" + sp
+	}
+	return t
 }
 
 // Target is the database the store is connected to, as a URL without its
