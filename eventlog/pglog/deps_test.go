@@ -1,0 +1,27 @@
+package pglog_test
+
+import (
+	"testing"
+
+	"github.com/sessionlog/sessionlog/internal/deptest"
+)
+
+// TestDeps: the PostgreSQL store is storage (DESIGN.md floor 4): it never
+// imports the rules it is handed (rebuild) nor anything above it, and no
+// module beyond the approved ones.
+func TestDeps(t *testing.T) {
+	allowed := map[string]string{
+		"github.com/sessionlog/sessionlog/codec":                 "the event model and record frame",
+		"github.com/sessionlog/sessionlog/eventlog":              "the Store contract, its checks and chain hash",
+		"github.com/sessionlog/sessionlog/internal/sessioncache": "the validator cache and writer locks",
+		"github.com/cockroachdb/errors":                          "errors",
+		"github.com/jackc/pgx/v5":                                "PostgreSQL",
+		"github.com/jackc/pgx/v5/pgconn":                         "PostgreSQL errors",
+		"github.com/jackc/pgx/v5/pgxpool":                        "the connection pool",
+	}
+	banned := map[string]string{}
+	for _, p := range []string{"rebuild", "loop", "compact", "verify", "wire", "provider", "salvage", "scenario"} {
+		banned["github.com/sessionlog/sessionlog/"+p] = "storage never imports the layers above it (DESIGN.md)"
+	}
+	deptest.Check(t, ".", allowed, banned)
+}
