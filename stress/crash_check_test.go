@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/pglog"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/verify"
 )
@@ -24,7 +25,7 @@ import (
 // reported is published, and each one published is whole: a fork holds
 // exactly its source's events up to the fork point, an import exactly the
 // generated session (same chain hash); both verify clean.
-func (r *crashRun) checkStaged(ctx context.Context, st *eventlog.Log, n int, log *roundLog) {
+func (r *crashRun) checkStaged(ctx context.Context, st store, n int, log *roundLog) {
 	t := r.t
 	ids, err := st.SessionIDs(ctx)
 	if err != nil {
@@ -129,7 +130,7 @@ func (c *sessionCheck) imported(ctx context.Context) error {
 
 // payloadHashes returns the SHA-256 of every stored event payload of a
 // session, in seq order.
-func payloadHashes(ctx context.Context, st *eventlog.Log, id string) ([][32]byte, error) {
+func payloadHashes(ctx context.Context, st store, id string) ([][32]byte, error) {
 	var out [][32]byte
 	err := st.Records(ctx, id, 0, func(seq int64, rec []byte) error {
 		payload, err := codec.DecodeRecord(rec)
@@ -142,11 +143,20 @@ func payloadHashes(ctx context.Context, st *eventlog.Log, id string) ([][32]byte
 	return out, err
 }
 
-// unpublished lists the sessions of the store at path that were staged
-// (by an import or a fork) and never published: a session bucket without a
-// head record, per the layout in eventlog's package doc. It reads the file
-// with bbolt directly, read-only.
-func unpublished(path string) ([]string, error) {
+// unpublished lists the sessions of the store at target that were staged
+// (by an import or a fork) and never published. On PostgreSQL, that is a
+// session row not marked published (pglog's package doc).
+func unpublished(target string) ([]string, error) {
+	if pglog.IsURL(target) {
+		return pgUnpublished(target)
+	}
+	return boltUnpublished(target)
+}
+
+// boltUnpublished lists the session buckets without a head record, per
+// the layout in eventlog's package doc. It reads the file with bbolt
+// directly, read-only.
+func boltUnpublished(path string) ([]string, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 30 * time.Second})
 	if err != nil {
 		return nil, errors.Wrapf(err, "open %s with bbolt", errors.Safe(path))
@@ -173,7 +183,7 @@ func unpublished(path string) ([]string, error) {
 // t.Errorf; err is for the checks that could not run.
 type sessionCheck struct {
 	t     *testing.T
-	st    *eventlog.Log
+	st    store
 	round int
 	id    string
 	from  int64            // the session's length before the child's round

@@ -16,7 +16,6 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
-	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/loop"
 )
@@ -40,12 +39,12 @@ func TestCrashChild(t *testing.T) {
 		// sessions, so appends keep rebuilding them from the store.
 		opts.ValidatorCache = crashSmallCache
 	}
-	st, err := eventlog.Open(os.Getenv(envStore), opts)
+	st, err := openTarget(os.Getenv(envStore), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	d := &durable{Log: st, w: os.Stdout}
+	d := &durable{store: st, w: os.Stdout}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	watchStdin(cancel)
@@ -180,7 +179,7 @@ const (
 //	forked CHILD
 func (d *durable) fork(ctx context.Context, source string, at int64, child string) error {
 	h := codec.NewSessionHeader(child, float64(time.Now().UnixMilli()), "/work/"+child, source, at+1)
-	if err := d.Log.Fork(ctx, source, at, h); err != nil {
+	if err := d.store.Fork(ctx, source, at, h); err != nil {
 		return errors.Wrapf(err, "fork %s at %d", errors.Safe(source), errors.Safe(at))
 	}
 	return d.say(fmt.Appendf(nil, "forked %s\n", child))
@@ -196,7 +195,7 @@ func (d *durable) importGenerated(ctx context.Context, seed int64) error {
 	if err != nil {
 		return err
 	}
-	if _, err := d.Log.Import(ctx, h, src); err != nil {
+	if _, err := d.store.Import(ctx, h, src); err != nil {
 		return errors.Wrapf(err, "import %s", errors.Safe(id))
 	}
 	return d.say(fmt.Appendf(nil, "imported %s\n", id))
@@ -221,8 +220,8 @@ func generated(id string, seed int64) (codec.SessionHeader, *codec.Scanner, erro
 	return codec.NewSessionHeader(id, orig.CreatedAt, orig.Cwd, "", 0), sc, nil
 }
 
-// durable is the store the crash child hands the loop: the real Log, whose
-// Append, once the Log has returned nil (the batch is committed and
+// durable is the store the crash child hands the loop: the real store,
+// whose Append, once the store has returned nil (the batch is committed and
 // synced), writes one line per event of the batch to w:
 //
 //	durable SESSION SEQ SHA256(payload)
@@ -230,13 +229,13 @@ func generated(id string, seed int64) (codec.SessionHeader, *codec.Scanner, erro
 // A batch's lines go out in one write, after the append, so every line the
 // parent reads names an event the store acknowledged.
 type durable struct {
-	*eventlog.Log
+	store
 	mu sync.Mutex
 	w  io.Writer
 }
 
 func (d *durable) Append(ctx context.Context, session string, events []codec.Event) error {
-	if err := d.Log.Append(ctx, session, events); err != nil {
+	if err := d.store.Append(ctx, session, events); err != nil {
 		return err
 	}
 	var b []byte

@@ -15,7 +15,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
-	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/pglog"
 )
 
 // Knobs of TestCrash.
@@ -63,11 +63,19 @@ func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash rounds take minutes; skipped under -short")
 	}
-	kills := envInt(t, "STRESS_KILLS", crashKills)
+	runCrash(t, filepath.Join(t.TempDir(), "sessions.db"), envInt(t, "STRESS_KILLS", crashKills), 0)
+}
+
+// runCrash runs kills rounds on the store at target (a bbolt file or a
+// postgres:// URL); every dbCrashEvery-th round (none when 0) crashes the
+// database server mid-load before the kill (see pgcrash_test.go). A run
+// that did too little to prove anything fails.
+func runCrash(t *testing.T, target string, kills, dbCrashEvery int64) {
 	seed := envInt(t, "STRESS_SEED", time.Now().UnixNano())
 	t.Logf("seed %d (STRESS_SEED reproduces the choices, not the timing)", seed)
-	r := newCrashRun(t, filepath.Join(t.TempDir(), "sessions.db"), seed)
+	r := newCrashRun(t, target, seed)
 	r.stagedWait = crashStagedWait
+	r.dbCrashEvery = dbCrashEvery
 	r.run(int(kills))
 	if t.Failed() {
 		return
@@ -78,7 +86,8 @@ func TestCrash(t *testing.T) {
 	}
 }
 
-// newCrashRun starts the rounds on a store at path, choosing with seed.
+// newCrashRun starts the rounds on a store at path (a bbolt file or a
+// postgres:// URL), choosing with seed.
 func newCrashRun(t *testing.T, path string, seed int64) *crashRun {
 	r := &crashRun{
 		t:        t,
@@ -132,10 +141,13 @@ func (r *crashRun) idle() []string {
 // crashRun is TestCrash's state across rounds.
 type crashRun struct {
 	t    *testing.T
-	path string
-	rng  *rand.Rand
-	ids  []string // the sessions the next child drives
-	gen  int      // sessions created so far
+	path string // the store: a bbolt file, or a postgres:// URL
+	// dbCrashEvery makes every dbCrashEvery-th round crash the database
+	// server mid-load instead of killing the child; dbCrashes counts them.
+	dbCrashEvery, dbCrashes int64
+	rng                     *rand.Rand
+	ids                     []string // the sessions the next child drives
+	gen                     int      // sessions created so far
 	// next is each session's length when the parent last checked it: the
 	// events after it were written by the last child.
 	next map[string]int64
@@ -158,6 +170,7 @@ type crashRun struct {
 
 	tot                       crashTotals
 	kills, byLines, retired   int
+	selfExits                 int // children that died of a server crash before the kill
 	txs, writes               int64
 	minKill, maxKill, sumKill time.Duration
 }
@@ -307,13 +320,25 @@ func (r *crashRun) round(n int) {
 		}
 	}
 	took := time.Since(started)
+	dbCrash := r.dbCrashEvery > 0 && int64(n)%r.dbCrashEvery == r.dbCrashEvery-1
+	if dbCrash {
+		// The server dies under the child's feet; its appends in flight
+		// fail, and it may exit by itself before the kill.
+		crashServer(t)
+		r.dbCrashes++
+	}
 	for _, line := range c.kill() {
 		log.add(t, line)
 	}
-	if len(log.fatal) > 0 {
+	if dbCrash {
+		startServer(t, r.path)
+		if !c.killedBySignal() {
+			r.selfExits++
+		}
+	} else if len(log.fatal) > 0 {
 		t.Fatalf("round %d: the child failed before the kill:\n%s\nstderr:\n%s", n, strings.Join(log.fatal, "\n"), c.stderr.String())
 	}
-	if !c.killedBySignal() {
+	if !dbCrash && !c.killedBySignal() {
 		t.Fatalf("round %d: the child was not killed but ended by itself (%v); stderr:\n%s", n, c.state, c.stderr.String())
 	}
 	r.kills++
@@ -341,9 +366,15 @@ func (r *crashRun) check(n int, log *roundLog) {
 		t.Fatalf("round %d: %+v", n, err)
 	}
 	r.tot.unpublished += int64(len(left))
+	if len(left) > 0 && pglog.IsURL(r.path) {
+		// A staged session stays reserved until its lease runs out
+		// (minutes): let that time pass, as far as the database can
+		// tell, so that this Open removes it.
+		expireLeases(t, r.path)
+	}
 	opts := storeOptions()
 	opts.NoSync = true
-	st, err := eventlog.Open(r.path, opts)
+	st, err := openTarget(r.path, opts)
 	if err != nil {
 		t.Fatalf("round %d: open the store after the kill: %+v", n, err)
 	}
@@ -431,6 +462,12 @@ func (r *crashRun) report(took time.Duration) {
 		r.kills, c.durable, c.lost, c.closers, c.closerBatches, c.interrupted, c.childClosers, c.pending, c.openSteps, c.inert,
 		c.types[codec.TypeCompactSummary], c.failedCompactions, sum(c.types), ratio, c.forks, c.imports, c.unpublished,
 		c.warnings, r.gen, took.Seconds())
+	if r.dbCrashes > 0 {
+		line += fmt.Sprintf(" db_crashes=%d child_self_exits=%d", r.dbCrashes, r.selfExits)
+	}
+	if pglog.IsURL(r.path) {
+		line = "postgres " + line
+	}
 	t.Log(line)
 	if p := os.Getenv("STRESS_REPORT"); p != "" {
 		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)

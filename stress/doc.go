@@ -75,6 +75,25 @@
 //	go test -race -run 'TestCrash$' -v ./stress
 //	STRESS_KILLS=200 go test -race -run 'TestCrash$' -v -timeout 30m ./stress
 //
+// TestCrashPostgres (pgcrash_test.go) runs the same rounds, the same child
+// and the same checks on the PostgreSQL store (package pglog), in a schema
+// of its own; with STRESS_PG_CRASHES=n, n of the rounds crash the
+// PostgreSQL server itself mid-load (pg_ctlcluster … stop -m immediate,
+// then start) before killing the child. Its short form (4 kills, no
+// server crash unless asked) runs under -short; .ci/pg.sh runs the full
+// one.
+//
+// # A fleet on PostgreSQL (fleet_test.go)
+//
+// TestFleetPostgres has several OS processes append whole turns through
+// one database to sessions of their own and to shared sessions, racing
+// for the same seqs, while the parent SIGKILLs writers at random and
+// starts new ones. After each kill it proves that every acknowledged
+// batch is stored byte for byte at its seq, that each contested seq has
+// one winner, that no writer saw an error other than a conflict, that the
+// store verifies clean, and that loop.Open finds nothing to close (whole
+// turns leave none open).
+//
 // # Power loss (power_test.go, power_recipes_test.go)
 //
 // TestPowerCut runs TestCrash's rounds (the same child, the same checks,

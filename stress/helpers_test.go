@@ -13,11 +13,32 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/pglog"
 	"github.com/sessionlog/sessionlog/loop"
 )
 
+// store is what these tests use of a store, whichever backend: the Store
+// contract, the raw readers verify and the checks need, and the group
+// commit's counters. *eventlog.Log and *pglog.Store are both one.
+type store interface {
+	eventlog.Store
+	HeaderRecord(ctx context.Context, session string) ([]byte, error)
+	Records(ctx context.Context, session string, from int64, fn func(seq int64, rec []byte) error) error
+	SessionIDs(ctx context.Context) ([]string, error)
+	CommitStats() (transactions, writes int64)
+}
+
+// openTarget opens the store at target: a PostgreSQL database when it is
+// a postgres:// URL, else a bbolt file.
+func openTarget(target string, opts *eventlog.Options) (store, error) {
+	if pglog.IsURL(target) {
+		return pglog.Open(context.Background(), target, opts)
+	}
+	return eventlog.Open(target, opts)
+}
+
 // readSession returns the session's events from seq from on.
-func readSession(ctx context.Context, st *eventlog.Log, id string, from int64) ([]codec.Event, error) {
+func readSession(ctx context.Context, st store, id string, from int64) ([]codec.Event, error) {
 	it, err := st.Scan(ctx, id, from)
 	if err != nil {
 		return nil, err

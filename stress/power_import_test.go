@@ -195,7 +195,7 @@ func TestPowerImportChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	d := &durable{Log: st, w: os.Stdout}
+	d := &durable{store: st, w: os.Stdout}
 	for i := int64(0); i < powerImportSeeds && ctx.Err() == nil; i++ {
 		if err := d.importGenerated(ctx, seed+i); err != nil {
 			_ = d.say([]byte("fatal " + strings.ReplaceAll(err.Error(), "\n", " | ") + "\n"))
