@@ -137,7 +137,7 @@ func Session(ctx context.Context, s Store, id string, opts Options) (Result, err
 	w := newWalker(ctx, s, head.Header, &res, opts)
 	chain := eventlog.ChainStart(hrec)
 	next := int64(0)
-	err = s.Records(ctx, id, 0, func(seq int64, rec []byte) error {
+	record := func(seq int64, rec []byte) error {
 		if seq != next {
 			res.add(next, Corrupt, false, nil, "record key %d where seq %d was expected", seq, next)
 			w.stop()
@@ -163,7 +163,23 @@ func Session(ctx context.Context, s Store, id string, opts Options) (Result, err
 			w.add(&ev)
 		}
 		return nil
-	})
+	}
+	err = s.Records(ctx, id, 0, record)
+	// A store shared with live writers (PostgreSQL) may hold events
+	// committed after the head was read: read the head again and take in
+	// what was appended since, a bounded number of times. Appends commit
+	// events and head together, so records past a head read after them
+	// are damage, never a race.
+	for round := 0; err == nil && next > head.Next && round < liveRounds; round++ {
+		h2, herr := s.Head(ctx, id)
+		if herr != nil || h2.Next <= head.Next {
+			break
+		}
+		head = h2
+		if next < head.Next {
+			err = s.Records(ctx, id, next, record)
+		}
+	}
 	if err != nil {
 		res.add(next, Corrupt, false, err, "reading records: %v", err)
 		w.stop()
@@ -178,6 +194,10 @@ func Session(ctx context.Context, s Store, id string, opts Options) (Result, err
 	w.end()
 	return res, nil
 }
+
+// liveRounds bounds how often Session re-reads the head of a session that
+// grows while it is verified.
+const liveRounds = 16
 
 // walker folds a session's events through one Builder per session id its
 // digests were computed with (its own, and each ancestor's for inherited
