@@ -42,9 +42,9 @@ type fleetAck struct {
 // SIGKILLs one of them at random moments and starts a replacement, which
 // carries on the killed one's own session. After every kill it proves the
 // claims of the package doc. STRESS_FLEET_KILLS sets the number of kills
-// (default 100; 5 under -short).
+// (default 20, 5 under -short; .ci/pg.sh runs 120).
 func TestFleetPostgres(t *testing.T) {
-	kills := envInt(t, "STRESS_FLEET_KILLS", 100)
+	kills := envInt(t, "STRESS_FLEET_KILLS", 20)
 	if testing.Short() {
 		kills = envInt(t, "STRESS_FLEET_KILLS", 5)
 	}

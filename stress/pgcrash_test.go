@@ -17,7 +17,7 @@ import (
 // TestCrashPostgres runs TestCrash's rounds on the PostgreSQL store: the
 // same child, loop workload, kills and checks, on a schema of its own.
 // Under -short it runs STRESS_PG_KILLS rounds (default 4), else
-// STRESS_KILLS (default 200). When STRESS_PG_CRASHES is n > 0, n of the
+// STRESS_KILLS (default 20; .ci/pg.sh runs 120). When STRESS_PG_CRASHES is n > 0, n of the
 // rounds crash PostgreSQL itself mid-load instead (an immediate-mode stop
 // of the cluster, then a start: the server loses every connection and
 // recovers from its WAL) and then kill the child, and the same claims are
@@ -26,7 +26,7 @@ import (
 // Crashing the server disturbs every other user of it, so it happens only
 // when asked for (.ci/pg.sh runs this test alone).
 func TestCrashPostgres(t *testing.T) {
-	kills := envInt(t, "STRESS_KILLS", 200)
+	kills := envInt(t, "STRESS_KILLS", 20)
 	if testing.Short() {
 		kills = envInt(t, "STRESS_PG_KILLS", 4)
 	}
