@@ -200,10 +200,18 @@ func baselineSlice(ctx context.Context, f *os.File, lines [][]byte, next *int, d
 	return int64(len(lat)), time.Since(start), lat, nil
 }
 
+// appender is the store a durableRun appends to: the bbolt Log, or the
+// PostgreSQL store.
+type appender interface {
+	Create(ctx context.Context, h codec.SessionHeader) error
+	Append(ctx context.Context, session string, events []codec.Event) error
+	CommitStats() (transactions, writes int64)
+}
+
 // durableRun appends a mode's rounds to one store.
 type durableRun struct {
 	ctx      context.Context
-	st       *eventlog.Log
+	st       appender
 	mode     durableMode
 	pool     []codec.Event
 	sessions int      // sessions created so far

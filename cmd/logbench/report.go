@@ -22,6 +22,7 @@ type report struct {
 	wire     *wireReport
 	// transcripts are the transcript import figures (SPEC §13).
 	transcripts []transcriptResult
+	pg          pgResults
 }
 
 // table is a Markdown table.
@@ -113,6 +114,7 @@ func (r *report) markdown() string {
 	r.writeMemory(&b)
 	r.writeWire(&b)
 	r.writeTranscripts(&b)
+	r.writePostgres(&b)
 	return b.String()
 }
 
@@ -157,6 +159,12 @@ func (r *report) summary() *table {
 	for _, tr := range r.transcripts {
 		t.add(fmt.Sprintf("import a %s MiB %s transcript: encoding/json line by line ÷ ours (time)", mib(float64(tr.bytes)), tr.format),
 			num(tr.ours.Median)+" MB/s", num(tr.json.Median)+" MB/s", ratio(tr.ratio.Median))
+	}
+	for _, a := range r.pg.append {
+		if a.sessions == 64 {
+			t.add("durable appends on PostgreSQL, 64 sessions, 1 event per commit: ours ÷ JSONL+fsync",
+				num(a.pg.Median)+" ev/s", num(a.base.Median)+" ev/s", ratio(a.pgBase.Median))
+		}
 	}
 	if n := len(r.memory); n > 0 {
 		mr := r.memory[n-1]

@@ -42,6 +42,8 @@ type config struct {
 	// pool is the number of distinct events the durable rounds append
 	// from (a session that reaches it is replaced by a new one).
 	pool int
+	// pg is the PostgreSQL server of the PostgreSQL section; "" skips it.
+	pg string
 	// args is the command line, for the report.
 	args []string
 }
@@ -65,6 +67,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var c config
 	fs.StringVar(&c.out, "o", "BENCHMARKS.md", "write the report to `FILE` (\"-\": print it only)")
 	fs.StringVar(&c.dir, "dir", "", "write the stores and JSONL files under `DIR`, the disk under test (default: the system temp directory)")
+	fs.StringVar(&c.pg, "pg", os.Getenv("LOGBENCH_PG"), "measure the PostgreSQL store on the server at `URL` (postgres://…; default $LOGBENCH_PG), in a schema of its own")
 	fs.BoolVar(&c.quick, "quick", false, "small sizes and short rounds: a smoke test, not a measurement")
 	fs.IntVar(&c.rounds, "rounds", 0, "rounds each figure is the median of (default 5, 2 with -quick)")
 	fs.DurationVar(&c.roundTime, "round-time", 0, "length of one durable round of one side (default 2s, 100ms with -quick)")
@@ -170,6 +173,7 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		{"bytes on disk", func() (err error) { r.space, err = measureSpace(ctx, r.sessions, r.durable); return err }},
 		{"wire", func() (err error) { r.wire, err = measureWire(ctx, c, p); return err }},
 		{"transcript import", func() (err error) { r.transcripts, err = measureTranscripts(ctx, c, work, p); return err }},
+		{"PostgreSQL", func() (err error) { r.pg, err = measurePostgres(ctx, c, work, r.sessions, p); return err }},
 	}
 	defer func() {
 		for _, s := range r.sessions {
