@@ -177,8 +177,27 @@ SELECT u.id, t.seq, t.rec FROM u, unnest($9::bigint[], $10::bytea[]) AS t(seq, r
 
 // runTx runs batch in one transaction. A request whose check fails gets
 // its error in errs; err is the failure of the transaction as a whole.
+//
+// Normally the batch is sent as one pipeline, which the server runs as
+// one implicit transaction committed at its end: one round trip and one
+// WAL flush for the whole batch, acknowledged only once the commit is.
+// After an ambiguous commit, it runs in an explicit transaction instead,
+// to look for its own earlier commit before committing.
 func (s *Store) runTx(batch []*commitReq, maybeCommitted bool) (errs []error, err error) {
 	ctx := context.Background()
+	b := s.batchOf(batch)
+	if !maybeCommitted {
+		br := s.pool.SendBatch(ctx, b)
+		errs, err = results(br, batch)
+		// Close reads up to the end of the pipeline: the commit.
+		if cerr := br.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+		return errs, nil
+	}
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, err
@@ -188,6 +207,31 @@ func (s *Store) runTx(batch []*commitReq, maybeCommitted bool) (errs []error, er
 			_ = tx.Rollback(ctx)
 		}
 	}()
+	br := tx.SendBatch(ctx, b)
+	errs, err = results(br, batch)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range batch {
+		if errs[i] == nil {
+			continue
+		}
+		var next int64
+		var chain []byte
+		err := tx.QueryRow(ctx, `SELECT next, chain FROM sessionlog_sessions WHERE id = $1 AND published`,
+			r.session).Scan(&next, &chain)
+		if err == nil && next == r.head.Next && string(chain) == string(r.head.Chain[:]) {
+			errs[i] = nil // our own commit, whose answer was lost
+		}
+	}
+	return errs, tx.Commit(ctx)
+}
+
+// batchOf queues the statements of batch.
+func (s *Store) batchOf(batch []*commitReq) *pgx.Batch {
 	b := &pgx.Batch{}
 	for _, r := range batch {
 		if r.create {
@@ -201,12 +245,16 @@ func (s *Store) runTx(batch []*commitReq, maybeCommitted bool) (errs []error, er
 		b.Queue(sqlAppend, r.session, r.old.Next, r.head.Next, r.head.Turns, r.head.LastTime, r.head.Chain[:],
 			r.head.StoredBytes, r.old.Chain[:], seqs, r.recs)
 	}
-	br := tx.SendBatch(ctx, b)
-	errs = make([]error, len(batch))
+	return b
+}
+
+// results reads one result per request: zero rows affected is the
+// request's conflict; an error is the batch's.
+func results(br pgx.BatchResults, batch []*commitReq) ([]error, error) {
+	errs := make([]error, len(batch))
 	for i, r := range batch {
 		tag, err := br.Exec()
 		if err != nil {
-			_ = br.Close()
 			return nil, err
 		}
 		if tag.RowsAffected() != 0 {
@@ -218,22 +266,5 @@ func (s *Store) runTx(batch []*commitReq, maybeCommitted bool) (errs []error, er
 			errs[i] = conflictf("session %q changed under this writer", errors.Safe(r.session))
 		}
 	}
-	if err := br.Close(); err != nil {
-		return nil, err
-	}
-	if maybeCommitted {
-		for i, r := range batch {
-			if errs[i] == nil {
-				continue
-			}
-			var next int64
-			var chain []byte
-			err := tx.QueryRow(ctx, `SELECT next, chain FROM sessionlog_sessions WHERE id = $1 AND published`,
-				r.session).Scan(&next, &chain)
-			if err == nil && next == r.head.Next && string(chain) == string(r.head.Chain[:]) {
-				errs[i] = nil // our own commit, whose answer was lost
-			}
-		}
-	}
-	return errs, tx.Commit(ctx)
+	return errs, nil
 }
