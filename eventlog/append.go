@@ -115,7 +115,7 @@ func (l *Log) create(ctx context.Context, h codec.SessionHeader) error {
 		return errors.Wrapf(err, "eventlog: waiting for session %q", errors.Safe(id))
 	}
 	defer unlock()
-	if l.staging.has(id) {
+	if l.staging.Has(id) {
 		return conflictf("eventlog: create session %q: it is being imported or forked", errors.Safe(id))
 	}
 	headerRec := codec.EncodeRecord(nil, hdr.Raw)

@@ -51,7 +51,7 @@ type Log struct {
 
 	locks   sessioncache.Locks
 	cache   *sessioncache.Cache[*sessionState]
-	staging staging
+	staging sessioncache.Claims // ids an Import or Fork of this Log is staging
 
 	commits, committed atomic.Int64 // see CommitStats
 

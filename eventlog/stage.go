@@ -146,10 +146,10 @@ func (s *stager) abort(err error) error {
 }
 
 // claim reserves id for staging: it must be neither staged by this process
-// nor stored. The caller releases it with l.staging.remove.
+// nor stored. The caller releases it with l.staging.Remove.
 func (l *Log) claim(ctx context.Context, id string) error {
-	if err := l.staging.add(id); err != nil {
-		return err
+	if !l.staging.Add(id) {
+		return conflictf("eventlog: session %q is being imported or forked", errors.Safe(id))
 	}
 	err := l.view(func(tx *bolt.Tx) error {
 		if sessionBucket(tx, id) != nil {
@@ -161,7 +161,7 @@ func (l *Log) claim(ctx context.Context, id string) error {
 		err = ctx.Err()
 	}
 	if err != nil {
-		l.staging.remove(id)
+		l.staging.Remove(id)
 	}
 	return err
 }
@@ -185,7 +185,7 @@ func (l *Log) Import(ctx context.Context, h codec.SessionHeader, src Source) (in
 	if err := l.claim(ctx, hdr.ID); err != nil {
 		return 0, errors.Wrap(err, "eventlog: import")
 	}
-	defer l.staging.remove(hdr.ID)
+	defer l.staging.Remove(hdr.ID)
 	s := l.newStager(hdr)
 	if err := s.importFrom(ctx, src); err != nil {
 		return 0, s.abort(codec.At(err, hdr.ID, s.head.Next))
@@ -259,7 +259,7 @@ func (l *Log) Fork(ctx context.Context, source string, at int64, child codec.Ses
 	if err := l.claim(ctx, hdr.ID); err != nil {
 		return errors.Wrapf(err, "eventlog: fork of session %q", errors.Safe(source))
 	}
-	defer l.staging.remove(hdr.ID)
+	defer l.staging.Remove(hdr.ID)
 	s := l.newStager(hdr)
 	if err := s.forkFrom(ctx, source, at); err != nil {
 		return s.abort(errors.Wrap(codec.At(err, source, at), "fork"))

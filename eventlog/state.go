@@ -1,8 +1,6 @@
 package eventlog
 
 import (
-	"sync"
-
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
@@ -19,40 +17,6 @@ type sessionState struct {
 	head    Head
 	headRec []byte
 	v       Validator
-}
-
-// staging is the set of ids that an Import or Fork of this process is
-// writing: a second one for the same id is a conflict at once.
-type staging struct {
-	mu sync.Mutex
-	m  map[string]struct{}
-}
-
-// add claims id; it fails with ErrConflict if id is being staged already.
-func (s *staging) add(id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[id]; ok {
-		return conflictf("eventlog: session %q is being imported or forked", errors.Safe(id))
-	}
-	if s.m == nil {
-		s.m = make(map[string]struct{})
-	}
-	s.m[id] = struct{}{}
-	return nil
-}
-
-func (s *staging) has(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.m[id]
-	return ok
-}
-
-func (s *staging) remove(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, id)
 }
 
 // acceptAll is the Validator of a store opened with Options.Unvalidated:

@@ -48,8 +48,8 @@ func (s *Store) newStager(hdr codec.SessionHeader) *stager {
 // inserting the unpublished row. An id that exists, published or staged,
 // is ErrConflict and nothing is written.
 func (st *stager) claim(ctx context.Context) error {
-	if err := st.s.staging.add(st.id); err != nil {
-		return err
+	if !st.s.staging.Add(st.id) {
+		return conflictf("session %q is being imported or forked", errors.Safe(st.id))
 	}
 	tag, err := st.s.pool.Exec(ctx, `INSERT INTO sessionlog_sessions
 		(id, header, published, stage, lease_until, next, turns, last_time, chain, stored)
@@ -62,7 +62,7 @@ func (st *stager) claim(ctx context.Context) error {
 		err = conflictf("session %q exists already (or is being imported)", errors.Safe(st.id))
 	}
 	if err != nil {
-		st.s.staging.remove(st.id)
+		st.s.staging.Remove(st.id)
 		return err
 	}
 	st.claimed = true
@@ -73,7 +73,7 @@ func (st *stager) claim(ctx context.Context) error {
 var leaseText = fmt.Sprintf("%d seconds", int(stagingLease/time.Second))
 
 // release ends the claim of this process.
-func (st *stager) release() { st.s.staging.remove(st.id) }
+func (st *stager) release() { st.s.staging.Remove(st.id) }
 
 // add folds one checked event, whose stored record is rec, into the
 // session, and flushes a full batch.

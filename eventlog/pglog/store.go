@@ -40,7 +40,7 @@ type Store struct {
 
 	locks   sessioncache.Locks
 	cache   *sessioncache.Cache[*state]
-	staging staging
+	staging sessioncache.Claims // ids an Import or Fork of this process is staging
 
 	commits, committed atomic.Int64 // see CommitStats
 }
@@ -190,31 +190,4 @@ func (s *Store) beginWrite() error {
 		return errors.Mark(errors.NewWithDepthf(1, "pglog: store %s is open read-only", errors.Safe(s.target)), eventlog.ErrReadOnly)
 	}
 	return nil
-}
-
-// staging is the set of ids that an Import or Fork of this process is
-// writing: a second one for the same id is a conflict at once (other
-// processes find the unpublished row).
-type staging struct {
-	mu sync.Mutex
-	m  map[string]struct{}
-}
-
-func (s *staging) add(id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.m[id]; ok {
-		return conflictf("pglog: session %q is being imported or forked", errors.Safe(id))
-	}
-	if s.m == nil {
-		s.m = make(map[string]struct{})
-	}
-	s.m[id] = struct{}{}
-	return nil
-}
-
-func (s *staging) remove(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, id)
 }

@@ -53,3 +53,14 @@ func TestLocks(t *testing.T) {
 		t.Fatalf("released locks left %d entries", len(l.m))
 	}
 }
+
+func TestClaims(t *testing.T) {
+	var c Claims
+	if !c.Add("a") || c.Add("a") || !c.Has("a") || c.Has("b") {
+		t.Fatal("a second claim of one id must fail, others not")
+	}
+	c.Remove("a")
+	if c.Has("a") || !c.Add("a") {
+		t.Fatal("a released id is free again")
+	}
+}

@@ -2,6 +2,7 @@
 // to validate appends in O(events appended) (SPEC §8.2): a bounded LRU of
 // per-session states (Cache) and the per-session writer locks that make
 // an appender see the previous one's effect (Locks). The bbolt Log and
-// the PostgreSQL store share it, so that the eviction and locking rules
-// live in one place.
+// the PostgreSQL store share it, with the set of ids an Import or Fork
+// is staging (Claims), so that the eviction and locking rules live in
+// one place.
 package sessioncache

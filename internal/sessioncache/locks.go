@@ -50,3 +50,40 @@ func (s *Locks) release(id string, sl *lock) {
 	}
 	s.mu.Unlock()
 }
+
+// Claims is the set of session ids that an Import or Fork of this process
+// is staging, so that a second one for the same id is refused at once.
+// The zero value is ready.
+type Claims struct {
+	mu sync.Mutex
+	m  map[string]struct{}
+}
+
+// Add claims id and reports whether it was free.
+func (c *Claims) Add(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[id]; ok {
+		return false
+	}
+	if c.m == nil {
+		c.m = make(map[string]struct{})
+	}
+	c.m[id] = struct{}{}
+	return true
+}
+
+// Has reports whether id is claimed.
+func (c *Claims) Has(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[id]
+	return ok
+}
+
+// Remove releases the claim of id.
+func (c *Claims) Remove(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, id)
+}
