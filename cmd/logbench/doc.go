@@ -19,17 +19,24 @@
 //     API's body against building that request from the log, at 1 KB and
 //     100 KB (the render must stay linear in the request), and the stream
 //     translators' throughput on long generated SSE answers, by the wall
-//     clock and by CPU time.
+//     clock and by CPU time;
+//   - with -pg URL, the PostgreSQL store (package pglog): durable appends
+//     at 1, 64 and 256 concurrent sessions, one event per commit, against
+//     the bbolt store and the JSONL baseline, with p50 and p99 latency, and
+//     the scan throughput of the largest session against bbolt; in a
+//     schema of its own, dropped at the end.
 //
 // Usage:
 //
-//	go run ./cmd/logbench [-o BENCHMARKS.md] [-rounds N] [-round-time 2s] [-dir DIR] [-quick]
+//	go run ./cmd/logbench [-o BENCHMARKS.md] [-rounds N] [-round-time 2s] [-dir DIR] [-quick] [-pg URL]
 //
 // -o names the report file ("-": print only); -rounds the number of
 // rounds each figure is the median of; -round-time the length of one
 // durable round of one mode; -dir where the stores and JSONL files are
 // written (the disk under test; default the system temp directory);
-// -quick runs small sizes and short rounds, as a smoke test.
+// -quick runs small sizes and short rounds, as a smoke test; -pg (default
+// $LOGBENCH_PG) names the PostgreSQL server of the PostgreSQL section,
+// which is "not measured" without it.
 //
 // # Method
 //

@@ -78,7 +78,7 @@ func TestQuick(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "BENCHMARKS.md")
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-quick", "-o", out, "-dir", dir}, &stdout, &stderr)
+	code := run(context.Background(), []string{"-quick", "-o", out, "-dir", dir, "-pg", ""}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("logbench -quick = exit %d, stderr:\n%s", code, stderr.String())
 	}
@@ -99,7 +99,7 @@ func TestQuick(t *testing.T) {
 
 	secs, order := sections(doc)
 	wantOrder := []string{"Machine", "Summary", "Durable appends", "Verify and the naive rebuild",
-		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Transcript import"}
+		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Transcript import", "PostgreSQL store"}
 	if strings.Join(order, "/") != strings.Join(wantOrder, "/") {
 		t.Fatalf("sections = %q, want %q", order, wantOrder)
 	}
