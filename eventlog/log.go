@@ -630,65 +630,21 @@ func (l *Log) Head(ctx context.Context, session string) (Head, error) {
 }
 
 // Sessions returns the heads of all published sessions, ordered by id
-// (bytewise).
+// (bytewise), read a page at a time (SessionPage).
 func (l *Log) Sessions(ctx context.Context) ([]Head, error) {
-	if err := l.begin(); err != nil {
-		return nil, err
-	}
-	defer l.ops.Done()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	type rec struct {
-		id              string
-		head, headerRec []byte
-	}
-	var recs []rec
-	err := l.view(func(tx *bolt.Tx) error {
-		ss := tx.Bucket(bucketSessions)
-		if ss == nil {
-			return nil
-		}
-		m := boundsOf(tx)
-		c := ss.Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if v != nil {
-				return corruptf("eventlog: sessions/%q is a value, not a session bucket", errors.Safe(string(k)))
-			}
-			if err := l.damage.Err(string(k), -1); err != nil {
-				return errors.Wrapf(err, "eventlog: session %q", errors.Safe(string(k)))
-			}
-			b := ss.Bucket(k)
-			h := b.Get(keyHead)
-			if h == nil {
-				continue
-			}
-			hd := b.Get(keyHeader)
-			if err := m.check(h, fmt.Sprintf("session %q: head record", k)); err != nil {
-				return err
-			}
-			if err := m.check(hd, fmt.Sprintf("session %q: header record", k)); err != nil {
-				return err
-			}
-			recs = append(recs, rec{id: string(k), head: clone(h), headerRec: clone(hd)})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, errors.Wrap(err, "eventlog: list sessions")
-	}
-	heads := make([]Head, 0, len(recs))
-	for _, r := range recs {
-		if r.headerRec == nil {
-			return nil, corruptf("eventlog: session %q has no header record", errors.Safe(r.id))
-		}
-		h, err := decodeStored(r.id, r.head, r.headerRec)
+	var heads []Head
+	after := ""
+	for {
+		page, err := l.SessionPage(ctx, after, sessionPage)
 		if err != nil {
 			return nil, err
 		}
-		heads = append(heads, h)
+		heads = append(heads, page...)
+		if len(page) < sessionPage {
+			return heads, nil
+		}
+		after = page[len(page)-1].Header.ID
 	}
-	return heads, nil
 }
 
 // SessionIDs returns the ids of all sessions but those an import is still

@@ -2,13 +2,17 @@ package eventlog
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cockroachdb/errors"
 	bolt "go.etcd.io/bbolt"
 )
 
+// sessionPage is the number of heads Sessions reads per transaction.
+const sessionPage = 512
+
 // SessionPage returns the heads of at most n published sessions (n <= 0:
-// 512) whose ids sort after after (bytewise; "" starts at the first),
+// sessionPage) whose ids sort after after (bytewise; "" starts at the first),
 // ordered by id, read in one short transaction. A page shorter than n is
 // the last. It is Sessions for a caller that must not hold every head in
 // memory at once, as logtool ls.
@@ -21,7 +25,7 @@ func (l *Log) SessionPage(ctx context.Context, after string, n int) ([]Head, err
 		return nil, err
 	}
 	if n <= 0 {
-		n = 512
+		n = sessionPage
 	}
 	type rec struct {
 		id              string
@@ -33,6 +37,7 @@ func (l *Log) SessionPage(ctx context.Context, after string, n int) ([]Head, err
 		if ss == nil {
 			return nil
 		}
+		m := boundsOf(tx)
 		c := ss.Cursor()
 		k, v := c.Seek([]byte(after))
 		if k != nil && after != "" && string(k) == after {
@@ -42,12 +47,22 @@ func (l *Log) SessionPage(ctx context.Context, after string, n int) ([]Head, err
 			if v != nil {
 				return corruptf("eventlog: sessions/%q is a value, not a session bucket", errors.Safe(string(k)))
 			}
+			if err := l.damage.Err(string(k), -1); err != nil {
+				return errors.Wrapf(err, "eventlog: session %q", errors.Safe(string(k)))
+			}
 			b := ss.Bucket(k)
 			h := b.Get(keyHead)
 			if h == nil {
 				continue
 			}
-			recs = append(recs, rec{id: string(k), head: clone(h), headerRec: clone(b.Get(keyHeader))})
+			hd := b.Get(keyHeader)
+			if err := m.check(h, fmt.Sprintf("session %q: head record", k)); err != nil {
+				return err
+			}
+			if err := m.check(hd, fmt.Sprintf("session %q: header record", k)); err != nil {
+				return err
+			}
+			recs = append(recs, rec{id: string(k), head: clone(h), headerRec: clone(hd)})
 		}
 		return nil
 	})
