@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/jackc/pgx/v5"
@@ -83,8 +84,13 @@ func (s *Store) Head(ctx context.Context, session string) (eventlog.Head, error)
 }
 
 func (s *Store) head(ctx context.Context, session string) (eventlog.Head, error) {
-	h, err := scanHead(s.pool.QueryRow(ctx,
-		`SELECT `+headColumns+` FROM sessionlog_sessions WHERE id = $1 AND published`, session))
+	var h eventlog.Head
+	err := s.read(ctx, func() error {
+		var err error
+		h, err = scanHead(s.pool.QueryRow(ctx,
+			`SELECT `+headColumns+` FROM sessionlog_sessions WHERE id = $1 AND published`, session))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return eventlog.Head{}, noSession(session)
 	}
@@ -126,21 +132,26 @@ func (s *Store) sessionPage(ctx context.Context, after string, n int) ([]eventlo
 	if n <= 0 {
 		n = pageSessions
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+headColumns+` FROM sessionlog_sessions
-		WHERE published AND id > $1 ORDER BY id LIMIT $2`, after, n)
-	if err != nil {
-		return nil, errors.Wrap(err, "pglog: list sessions")
-	}
-	defer rows.Close()
 	var heads []eventlog.Head
-	for rows.Next() {
-		h, err := scanHead(rows)
+	err := s.read(ctx, func() error {
+		heads = heads[:0]
+		rows, err := s.pool.Query(ctx, `SELECT `+headColumns+` FROM sessionlog_sessions
+			WHERE published AND id > $1 ORDER BY id LIMIT $2`, after, n)
 		if err != nil {
-			return nil, errors.Wrap(err, "pglog: list sessions")
+			return err
 		}
-		heads = append(heads, h)
-	}
-	return heads, errors.Wrap(rows.Err(), "pglog: list sessions")
+		defer rows.Close()
+		for rows.Next() {
+			h, err := scanHead(rows)
+			if err != nil {
+				return err
+			}
+			heads = append(heads, h)
+		}
+		rows.Close()
+		return rows.Err()
+	})
+	return heads, errors.Wrap(err, "pglog: list sessions")
 }
 
 // SessionIDs returns the ids of all published sessions, ordered by id:
@@ -150,11 +161,15 @@ func (s *Store) SessionIDs(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer s.ops.Done()
-	rows, err := s.pool.Query(ctx, `SELECT id FROM sessionlog_sessions WHERE published ORDER BY id`)
-	if err != nil {
-		return nil, errors.Wrap(err, "pglog: list sessions")
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	var ids []string
+	err := s.read(ctx, func() error {
+		rows, err := s.pool.Query(ctx, `SELECT id FROM sessionlog_sessions WHERE published ORDER BY id`)
+		if err != nil {
+			return err
+		}
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
 	return ids, errors.Wrap(err, "pglog: list sessions")
 }
 
@@ -166,7 +181,9 @@ func (s *Store) HeaderRecord(ctx context.Context, session string) ([]byte, error
 	}
 	defer s.ops.Done()
 	var rec []byte
-	err := s.pool.QueryRow(ctx, `SELECT header FROM sessionlog_sessions WHERE id = $1 AND published`, session).Scan(&rec)
+	err := s.read(ctx, func() error {
+		return s.pool.QueryRow(ctx, `SELECT header FROM sessionlog_sessions WHERE id = $1 AND published`, session).Scan(&rec)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		err = noSession(session)
 	}
@@ -280,29 +297,61 @@ func (s *Store) page(ctx context.Context, session string, from, end int64, fn fu
 	if end < 0 {
 		end = math.MaxInt64
 	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, rec FROM sessionlog_events
-		WHERE session = $1 AND seq >= $2 AND seq < $3 ORDER BY seq LIMIT $4`, session, from, end, pageRecords)
+	type record struct {
+		seq int64
+		rec []byte
+	}
+	var recs []record
+	// The page is read whole before fn sees it, so that a read the
+	// database asks to retry (a serialization failure) is retried
+	// without fn seeing a row twice, and no connection is held while fn
+	// runs.
+	err := s.read(ctx, func() error {
+		recs = recs[:0]
+		rows, err := s.pool.Query(ctx, `SELECT seq, rec FROM sessionlog_events
+			WHERE session = $1 AND seq >= $2 AND seq < $3 ORDER BY seq LIMIT $4`, session, from, end, pageRecords)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		size := 0
+		for size < pageBytes && rows.Next() {
+			var r record // rec is a fresh copy per row (pgx allocates for []byte)
+			if err := rows.Scan(&r.seq, &r.rec); err != nil {
+				return err
+			}
+			if len(r.rec) > codec.MaxRecord {
+				return corruptf("session %q seq %d: record of %d bytes exceeds the %d byte cap",
+					errors.Safe(session), errors.Safe(r.seq), errors.Safe(len(r.rec)), errors.Safe(codec.MaxRecord))
+			}
+			size += len(r.rec)
+			recs = append(recs, r)
+		}
+		rows.Close()
+		return rows.Err()
+	})
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	size := 0
-	for size < pageBytes && rows.Next() {
-		var seq int64
-		var rec []byte // a fresh copy per row (pgx allocates for []byte)
-		if err := rows.Scan(&seq, &rec); err != nil {
-			return err
-		}
-		if len(rec) > codec.MaxRecord {
-			return corruptf("session %q seq %d: record of %d bytes exceeds the %d byte cap",
-				errors.Safe(session), errors.Safe(seq), errors.Safe(len(rec)), errors.Safe(codec.MaxRecord))
-		}
-		size += len(rec)
-		if err := fn(seq, rec); err != nil {
+	for _, r := range recs {
+		if err := fn(r.seq, r.rec); err != nil {
 			return err
 		}
 	}
-	return rows.Err()
+	return nil
+}
+
+// read runs fn, a read of the database, again while it fails retryably
+// (SQLSTATE 40001 and kin: under SERIALIZABLE, as on CockroachDB, even a
+// read may be asked to retry), up to maxRetries times.
+func (s *Store) read(ctx context.Context, fn func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		if err == nil || attempt >= maxRetries || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(1<<attempt) * time.Millisecond)
+	}
 }
 
 // Records calls fn with every record stored for the session from seq from

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -51,10 +52,15 @@ func (st *stager) claim(ctx context.Context) error {
 	if !st.s.staging.Add(st.id) {
 		return conflictf("session %q is being imported or forked", errors.Safe(st.id))
 	}
-	tag, err := st.s.pool.Exec(ctx, `INSERT INTO sessionlog_sessions
-		(id, header, published, stage, lease_until, next, turns, last_time, chain, stored)
-		VALUES ($1, $2, false, $3, now() + $4::interval, 0, 0, $5, $6, 0) ON CONFLICT (id) DO NOTHING`,
-		st.id, st.headerRec, st.token, leaseText, st.head.LastTime, st.head.Chain[:])
+	var tag pgconn.CommandTag
+	err := st.s.read(ctx, func() error { // a 40001 here committed nothing: rerun it
+		var err error
+		tag, err = st.s.pool.Exec(ctx, `INSERT INTO sessionlog_sessions
+			(id, header, published, stage, lease_until, next, turns, last_time, chain, stored)
+			VALUES ($1, $2, false, $3, now() + $4::interval, 0, 0, $5, $6, 0) ON CONFLICT (id) DO NOTHING`,
+			st.id, st.headerRec, st.token, leaseText, st.head.LastTime, st.head.Chain[:])
+		return err
+	})
 	switch {
 	case err != nil:
 		err = errors.Wrapf(err, "stage session %q", errors.Safe(st.id))
@@ -168,7 +174,18 @@ func (st *stager) abort(err error) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	derr := pgx.BeginFunc(ctx, st.s.pool, func(tx pgx.Tx) error {
+	derr := st.s.read(ctx, func() error { return st.deleteStaged(ctx) })
+	if derr != nil {
+		derr = errors.WithHint(errors.Wrapf(derr, "pglog: remove staged session %q", errors.Safe(st.id)),
+			"a read-write open of the store removes it once its lease has run out")
+	}
+	return errors.CombineErrors(err, derr)
+}
+
+// deleteStaged deletes the staged rows of this stager, if they are still
+// its own.
+func (st *stager) deleteStaged(ctx context.Context) error {
+	return pgx.BeginFunc(ctx, st.s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM sessionlog_sessions WHERE id = $1 AND stage = $2 AND NOT published`,
 			st.id, st.token)
 		if err != nil || tag.RowsAffected() == 0 {
@@ -177,11 +194,6 @@ func (st *stager) abort(err error) error {
 		_, err = tx.Exec(ctx, `DELETE FROM sessionlog_events WHERE session = $1`, st.id)
 		return err
 	})
-	if derr != nil {
-		derr = errors.WithHint(errors.Wrapf(derr, "pglog: remove staged session %q", errors.Safe(st.id)),
-			"a read-write open of the store removes it once its lease has run out")
-	}
-	return errors.CombineErrors(err, derr)
 }
 
 // Import stores the session read from src atomically (SPEC §8.2): events
