@@ -282,6 +282,12 @@ func (r *crashRun) round(n int) {
 	if r.power != nil {
 		store = r.power.mount(n)
 	}
+	app := ""
+	if pglog.IsURL(store) {
+		// Name the child's connections, to wait for them to end.
+		app = fmt.Sprintf("slcrash_%d_%d", os.Getpid(), n)
+		store = withParam(t, store, "application_name", app)
+	}
 	c := startChild(t, "TestCrashChild", "crash", append([]string{
 		envStore + "=" + store, envSeed + "=" + strconv.FormatInt(r.rng.Int63(), 10), envIDs + "=" + strings.Join(r.ids, ",")},
 		r.env...)...)
@@ -329,6 +335,13 @@ func (r *crashRun) round(n int) {
 	}
 	for _, line := range c.kill() {
 		log.add(t, line)
+	}
+	if app != "" && !dbCrash {
+		// A killed client's last transaction may still commit: the server
+		// finishes what it was sent before it notices the client is gone.
+		// That is a commit whose answer was lost, as a crash leaves; wait
+		// for it to land (or not) before checking.
+		waitBackends(t, r.path, app)
 	}
 	if dbCrash {
 		startServer(t, r.path)

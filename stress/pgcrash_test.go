@@ -2,6 +2,7 @@ package stress
 
 import (
 	"context"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -86,6 +87,43 @@ func startServer(t *testing.T, target string) {
 			t.Fatalf("the server did not come back within 2 minutes: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// withParam returns the URL u with the query parameter k set to v.
+func withParam(t *testing.T, u, k, v string) string {
+	t.Helper()
+	p, err := url.Parse(u)
+	if err != nil {
+		t.Fatalf("stress: %v", err)
+	}
+	q := p.Query()
+	q.Set(k, v)
+	p.RawQuery = q.Encode()
+	return p.String()
+}
+
+// waitBackends waits until the server holds no connection whose
+// application_name is app: the backends of a killed child end once they
+// notice it is gone, after finishing (committing or not) what it sent.
+func waitBackends(t *testing.T, target, app string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, target)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(context.Background())
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err != nil {
+			t.Fatalf("wait for the killed child's connections to end: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
