@@ -38,6 +38,10 @@
 // appends of different sessions in flight together share one transaction
 // and one WAL flush (group commit). synchronous_commit is on for every
 // connection of a writable Store, so an acknowledged append is durable.
+// The converse does not hold: a process killed after sending a batch may
+// still have it committed, as the server finishes what it was sent (an
+// acknowledgement lost, as a crash loses one); a writer that then
+// extends the session from an older view gets ErrConflict.
 //
 // Validation is eventlog's: the same checks (eventlog.CheckEvent), the
 // same injected Validator, kept per session in the same bounded LRU
