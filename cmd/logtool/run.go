@@ -143,7 +143,7 @@ Exit codes: 0 ok, 1 failure or refused input, 2 usage, 130 interrupted.`,
 	})
 	pf := root.PersistentFlags()
 	// No flag default: the help shows the one rule, and action applies it.
-	pf.StringVar(&g.db, "db", "", "the store file `PATH` (default: $LOGTOOL_DB, else "+defaultDB+")")
+	pf.StringVar(&g.db, "db", "", "the store: a file `PATH` or a postgres:// URL (default: $LOGTOOL_DB, else "+defaultDB+")")
 	pf.DurationVar(&g.lockTimeout, "lock-timeout", time.Second,
 		"how long to wait for a store held by another process (0: do not wait)")
 
