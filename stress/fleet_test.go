@@ -207,7 +207,9 @@ func fleetCheck(t *testing.T, ctx context.Context, st store, ids []string, acked
 	if err := w.open(ctx, st); err != nil {
 		t.Fatalf("loop.Open %s: %+v", killed, err)
 	}
-	w.loop().Dispose()
+	if err := w.loop().Dispose(ctx); err != nil {
+		t.Fatalf("dispose %s: %+v", killed, err)
+	}
 	after, err := st.Head(ctx, killed)
 	if err != nil {
 		t.Fatal(err)
