@@ -24,18 +24,18 @@ func pgEnv() env {
 	}
 }
 
-// logtoolRun runs one command line and returns its exit code and output.
-func logtoolRun(t *testing.T, args ...string) (int, string, string) {
+// runArgs runs one command line and returns its exit code and output.
+func runArgs(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	code := runEnv(context.Background(), pgEnv(), args, &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
-// mustRun runs a command line that must succeed and returns its stdout.
-func mustRun(t *testing.T, args ...string) string {
+// mustRunArgs runs a command line that must succeed and returns its stdout.
+func mustRunArgs(t *testing.T, args ...string) string {
 	t.Helper()
-	code, out, errOut := logtoolRun(t, args...)
+	code, out, errOut := runArgs(t, args...)
 	if code != exitOK {
 		t.Fatalf("logtool %s = exit %d\n%s", strings.Join(args, " "), code, errOut)
 	}
@@ -51,18 +51,18 @@ func TestURLParity(t *testing.T) {
 	u, _ := pgtest.Schema(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "s.db")
-	mustRun(t, "--db", file, "demo")
-	mustRun(t, "--db", file, "import", "testdata/import/basic.jsonl")
-	copied := mustRun(t, "copy", "--from", file, "--to", u)
+	mustRunArgs(t, "--db", file, "demo")
+	mustRunArgs(t, "--db", file, "import", "testdata/import/basic.jsonl")
+	copied := mustRunArgs(t, "copy", "--from", file, "--to", u)
 	if strings.Count(copied, "\n") != 2 {
 		t.Fatalf("copy printed %q, want two sessions", copied)
 	}
 	stores := []string{file, u}
 	for _, db := range stores {
-		mustRun(t, "--db", db, "fork", "basic-1", "--at", "21", "--id", "child-1")
-		mustRun(t, "--db", db, "run", "testdata/scenarios/audit.json", "--session", "audit-1")
+		mustRunArgs(t, "--db", db, "fork", "basic-1", "--at", "21", "--id", "child-1")
+		mustRunArgs(t, "--db", db, "run", "testdata/scenarios/audit.json", "--session", "audit-1")
 	}
-	ls := mustRun(t, "--db", file, "ls")
+	ls := mustRunArgs(t, "--db", file, "ls")
 	demo := "" // the one session whose id we did not choose
 	for _, line := range strings.Split(ls, "\n")[1:] {
 		if f := strings.Fields(line); len(f) > 0 && !strings.HasSuffix(f[0], "-1") {
@@ -88,35 +88,35 @@ func TestURLParity(t *testing.T) {
 	for _, args := range reads {
 		name := strings.Join(args, " ")
 		t.Run(name, func(t *testing.T) {
-			want := mustRun(t, append([]string{"--db", file}, args...)...)
-			got := mustRun(t, append([]string{"--db", u}, args...)...)
+			want := mustRunArgs(t, append([]string{"--db", file}, args...)...)
+			got := mustRunArgs(t, append([]string{"--db", u}, args...)...)
 			if got != want {
 				t.Errorf("on PostgreSQL:\n%s\non bbolt:\n%s", got, want)
 			}
 		})
 	}
 	// stat of the whole store differs only in its store and file size lines.
-	stat := mustRun(t, "--db", u, "stat")
+	stat := mustRunArgs(t, "--db", u, "stat")
 	if !strings.Contains(stat, "sessions") || strings.Contains(stat, "file size") {
 		t.Errorf("stat of a URL = %q", stat)
 	}
 	// Back the other way, into a new file: the same chain hashes.
 	back := filepath.Join(dir, "back.db")
-	again := mustRun(t, "copy", "--from", u, "--to", back)
-	fromFile := mustRun(t, "copy", "--from", file, "--to", filepath.Join(dir, "back2.db"))
+	again := mustRunArgs(t, "copy", "--from", u, "--to", back)
+	fromFile := mustRunArgs(t, "copy", "--from", file, "--to", filepath.Join(dir, "back2.db"))
 	if again != fromFile {
 		t.Errorf("copy from PostgreSQL printed\n%s\nfrom bbolt\n%s", again, fromFile)
 	}
 	// An existing id is a conflict unless --skip-existing.
-	if code, _, errOut := logtoolRun(t, "copy", "--from", file, "--to", u, "basic-1"); code != exitFailure ||
+	if code, _, errOut := runArgs(t, "copy", "--from", file, "--to", u, "basic-1"); code != exitFailure ||
 		!strings.Contains(errOut, "exists already") {
 		t.Errorf("copy onto an existing id = exit %d\n%s", code, errOut)
 	}
-	if code, out, errOut := logtoolRun(t, "copy", "--from", file, "--to", u, "--skip-existing"); code != exitOK || out != "" {
+	if code, out, errOut := runArgs(t, "copy", "--from", file, "--to", u, "--skip-existing"); code != exitOK || out != "" {
 		t.Errorf("copy --skip-existing = exit %d, stdout %q\n%s", code, out, errOut)
 	}
 	// salvage reads a URL too.
-	salv := mustRun(t, "--db", u, "salvage", "-o", filepath.Join(dir, "salvaged.db"))
+	salv := mustRunArgs(t, "--db", u, "salvage", "-o", filepath.Join(dir, "salvaged.db"))
 	if !strings.Contains(salv, "basic-1 ok") {
 		t.Errorf("salvage of a URL printed %q", salv)
 	}
@@ -128,7 +128,7 @@ func TestURLParity(t *testing.T) {
 func TestURLReadCreatesNothing(t *testing.T) {
 	u, schema := pgtest.Schema(t)
 	for _, args := range [][]string{{"ls"}, {"stat"}, {"verify"}, {"export", "x"}, {"show", "x"}, {"replay", "x"}} {
-		code, _, errOut := logtoolRun(t, append([]string{"--db", u}, args...)...)
+		code, _, errOut := runArgs(t, append([]string{"--db", u}, args...)...)
 		if code != exitFailure || !strings.Contains(errOut, "no store") {
 			t.Errorf("%s on an empty database = exit %d\n%s", args[0], code, errOut)
 		}
