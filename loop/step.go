@@ -258,7 +258,7 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 		if seqs == nil {
 			l.obs.firstChunkAfter(ctx, t)
 		}
-		stored, err := c.storage()
+		stored, err := chunkStorage(&c)
 		if err != nil {
 			return fail(failed(step, "PROVIDER", err))
 		}

@@ -4,48 +4,30 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/header"
+	"github.com/sessionlog/sessionlog/wire"
 )
 
-// Chunk types (SPEC §2.5 assistant/chunk).
+// Chunk types (SPEC §2.5 assistant/chunk); one definition, in wire.
 const (
-	ChunkBlockStart     = "block-start"
-	ChunkTextDelta      = "text-delta"
-	ChunkReasoningDelta = "reasoning-delta"
-	ChunkToolCallDelta  = "tool-call-delta"
-	ChunkBlockEnd       = "block-end"
-	ChunkUsage          = "usage"
-	ChunkFinish         = "finish"
+	ChunkBlockStart     = wire.ChunkBlockStart
+	ChunkTextDelta      = wire.ChunkTextDelta
+	ChunkReasoningDelta = wire.ChunkReasoningDelta
+	ChunkToolCallDelta  = wire.ChunkToolCallDelta
+	ChunkBlockEnd       = wire.ChunkBlockEnd
+	ChunkUsage          = wire.ChunkUsage
+	ChunkFinish         = wire.ChunkFinish
 )
 
-// Chunk is one piece of a streamed answer. Which fields count depends on
-// Type: block-start {Index, BlockType}; text-delta and reasoning-delta
-// {Index, Text}; tool-call-delta {Index, ID, Name (optional),
-// ArgumentsDelta}; block-end {Index, Block}; usage {Usage}; finish
-// {Reason, ReplayState (optional)}.
-type Chunk struct {
-	Type           string
-	Index          int64
-	BlockType      string
-	Text           string
-	ID, Name       string
-	ArgumentsDelta string
-	// Block is the finished content block (JSON).
-	Block []byte
-	Usage Usage
-	// Reason is the finish reason object (JSON), e.g. {"kind":"stop"}.
-	Reason []byte
-	// ReplayState is the provider's opaque replay state (JSON), if any.
-	ReplayState []byte
-}
+// Chunk is one piece of a streamed answer: the chunk wire's translators
+// produce, logged as it is (see [wire.Chunk] for which fields count).
+type Chunk = wire.Chunk
 
-// Usage is a step's token usage in disjoint buckets (SPEC §2.5); the
-// optional buckets are written only when non-zero.
-type Usage struct {
-	InputTokens, OutputTokens                          int64
-	CacheReadTokens, CacheWriteTokens, ReasoningTokens int64
-}
+// Usage is a step's token usage in disjoint buckets (SPEC §2.5).
+type Usage = wire.Usage
 
-func (u Usage) storage() []byte {
+// usageStorage returns u in storage form; the optional buckets are
+// written only when non-zero.
+func usageStorage(u Usage) []byte {
 	var o codec.Object
 	o.Int("inputTokens", u.InputTokens).Int("outputTokens", u.OutputTokens)
 	if u.CacheReadTokens != 0 {
@@ -65,8 +47,8 @@ func jsonValue(js []byte, what string) ([]byte, error) {
 	return mp, errors.Wrapf(err, "loop: chunk %s", errors.Safe(what))
 }
 
-// storage returns the chunk object in storage form, type first.
-func (c *Chunk) storage() ([]byte, error) {
+// chunkStorage returns the chunk object in storage form, type first.
+func chunkStorage(c *Chunk) ([]byte, error) {
 	var o codec.Object
 	o.Str("type", c.Type)
 	switch c.Type {
@@ -87,7 +69,7 @@ func (c *Chunk) storage() ([]byte, error) {
 		}
 		o.Int("index", c.Index).Value("block", b)
 	case ChunkUsage:
-		o.Value("usage", c.Usage.storage())
+		o.Value("usage", usageStorage(c.Usage))
 	case ChunkFinish:
 		r, err := jsonValue(c.Reason, "reason")
 		if err != nil {
@@ -235,7 +217,7 @@ func (a *assembler) message(turn, step int64, cfg header.Config) []byte {
 		o.Value("provenance", p.Bytes())
 	}
 	if a.usage != nil {
-		o.Value("usage", a.usage.storage())
+		o.Value("usage", usageStorage(*a.usage))
 	}
 	return o.Bytes()
 }

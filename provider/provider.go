@@ -227,7 +227,7 @@ func (s *stream) Next() (loop.Chunk, error) {
 	}
 	c := s.queue[s.head]
 	s.head++
-	return chunk(c), nil
+	return c, nil
 }
 
 // fill reads once from the body and translates what arrived.
@@ -287,16 +287,4 @@ func (s *stream) Close() error {
 	err := s.body.Close()
 	s.release()
 	return err
-}
-
-// chunk converts a wire chunk to the loop's.
-func chunk(c wire.Chunk) loop.Chunk {
-	return loop.Chunk{
-		Type: c.Type, Index: c.Index, BlockType: c.BlockType, Text: c.Text,
-		ID: c.ID, Name: c.Name, ArgumentsDelta: c.ArgumentsDelta,
-		Block: c.Block, Reason: c.Reason,
-		Usage: loop.Usage{InputTokens: c.Usage.InputTokens, OutputTokens: c.Usage.OutputTokens,
-			CacheReadTokens: c.Usage.CacheReadTokens, CacheWriteTokens: c.Usage.CacheWriteTokens,
-			ReasoningTokens: c.Usage.ReasoningTokens},
-	}
 }

@@ -19,11 +19,12 @@ const (
 	ChunkFinish         = "finish"
 )
 
-// Chunk is one assistant/chunk a translator produced, field for field what
-// the loop's chunk holds (wire sits below the loop and cannot name its
-// type): block-start {Index, BlockType}; text-delta and reasoning-delta
-// {Index, Text}; tool-call-delta {Index, ID, Name, ArgumentsDelta};
-// block-end {Index, Block}; usage {Usage}; finish {Reason}.
+// Chunk is one piece of a streamed answer (SPEC §2.5 assistant/chunk), as
+// a translator produces it and as the loop logs it (loop.Chunk is this
+// type). Which fields count depends on Type: block-start {Index,
+// BlockType}; text-delta and reasoning-delta {Index, Text};
+// tool-call-delta {Index, ID, Name (optional), ArgumentsDelta}; block-end
+// {Index, Block}; usage {Usage}; finish {Reason, ReplayState (optional)}.
 type Chunk struct {
 	Type           string
 	Index          int64
@@ -34,12 +35,15 @@ type Chunk struct {
 	// Block is the finished content block, JSON text.
 	Block []byte
 	Usage Usage
-	// Reason is the finish reason object, JSON text.
+	// Reason is the finish reason object, JSON text, e.g. {"kind":"stop"}.
 	Reason []byte
+	// ReplayState is the provider's opaque replay state, JSON text, if
+	// any. The translators of SPEC §12 never set it.
+	ReplayState []byte
 }
 
 // Usage is token usage in the disjoint buckets of SPEC §2.5; zero means
-// not reported.
+// not reported (the loop writes the optional buckets only when non-zero).
 type Usage struct {
 	InputTokens, OutputTokens                          int64
 	CacheReadTokens, CacheWriteTokens, ReasoningTokens int64
