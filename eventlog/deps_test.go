@@ -21,6 +21,7 @@ func TestDeps(t *testing.T) {
 		"go.etcd.io/bbolt/errors":                                "bbolt's error values",
 		"go.opentelemetry.io/otel/metric":                        "the metric API (no SDK)",
 		"github.com/sessionlog/sessionlog/internal/sessioncache": "the validator cache and writer locks",
+		"github.com/sessionlog/sessionlog/internal/observe":      "logger and metric setup shared with loop",
 	}
 	tests := []struct {
 		name, dir string

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sessionlog/sessionlog/internal/observe"
 	"go.opentelemetry.io/otel/metric"
 )
 
@@ -46,42 +47,22 @@ type observer struct {
 }
 
 func newObserver(log *slog.Logger, mp metric.MeterProvider) *observer {
-	o := &observer{log: log}
-	if o.log == nil {
-		o.log = slog.New(slog.DiscardHandler)
-	}
-	if mp == nil {
-		return o
-	}
-	m := mp.Meter("github.com/sessionlog/sessionlog/eventlog")
-	// The API never returns a nil instrument (on error it returns a
-	// no-op one and the error, which is the SDK's to report).
-	o.commit, _ = m.Float64Histogram(MetricCommitDuration, metric.WithUnit("s"),
-		metric.WithDescription("time of one Create or Append until durable"))
-	o.events, _ = m.Int64Histogram(MetricCommitEvents, metric.WithUnit("{event}"),
-		metric.WithDescription("events written by one group-commit transaction"))
-	o.sync, _ = m.Float64Histogram(MetricSyncDuration, metric.WithUnit("s"),
-		metric.WithDescription("time one transaction spent writing and fdatasyncing the file"))
-	o.hits, _ = m.Int64Counter(MetricValidatorHits, metric.WithDescription("validation states found in the cache"))
-	o.misses, _ = m.Int64Counter(MetricValidatorMisses, metric.WithDescription("validation states not in the cache"))
-	o.replays, _ = m.Int64Counter(MetricValidatorReplays, metric.WithDescription("validation states rebuilt by replay"))
-	o.replayed, _ = m.Int64Counter(MetricValidatorReplayedEvents, metric.WithDescription("stored events replayed through validators"))
-	o.on = o.commit != nil && o.events != nil && o.sync != nil && o.hits != nil &&
-		o.misses != nil && o.replays != nil && o.replayed != nil
+	k := observe.New(log, mp, "github.com/sessionlog/sessionlog/eventlog")
+	o := &observer{log: k.Log}
+	o.commit = k.Seconds(MetricCommitDuration, "time of one Create or Append until durable")
+	o.events = k.Histogram(MetricCommitEvents, "{event}", "events written by one group-commit transaction")
+	o.sync = k.Seconds(MetricSyncDuration, "time one transaction spent writing and fdatasyncing the file")
+	o.hits = k.Counter(MetricValidatorHits, "validation states found in the cache")
+	o.misses = k.Counter(MetricValidatorMisses, "validation states not in the cache")
+	o.replays = k.Counter(MetricValidatorReplays, "validation states rebuilt by replay")
+	o.replayed = k.Counter(MetricValidatorReplayedEvents, "stored events replayed through validators")
+	o.on = k.On()
 	return o
-}
-
-// start returns the time to measure from, or the zero time when off.
-func (o *observer) start() time.Time {
-	if !o.on {
-		return time.Time{}
-	}
-	return time.Now()
 }
 
 func (o *observer) committed(ctx context.Context, t time.Time) {
 	if o.on {
-		o.commit.Record(context.WithoutCancel(ctx), time.Since(t).Seconds())
+		o.commit.Record(context.WithoutCancel(ctx), observe.Since(t))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sessionlog/sessionlog/internal/observe"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -31,69 +32,45 @@ const (
 // observer is the loop's logger and instruments. With no MeterProvider
 // the instruments are not made and nothing is timed.
 type observer struct {
-	log        *slog.Logger
-	on         bool
-	append     metric.Float64Histogram
-	invariant  metric.Float64Histogram
-	firstChunk metric.Float64Histogram
-	provErrs   metric.Int64Counter
-	attempts   metric.Int64Counter
-	outcomes   metric.Int64Counter
+	*observe.Kit // Start
+	log          *slog.Logger
+	on           bool
+	append       metric.Float64Histogram
+	invariant    metric.Float64Histogram
+	firstChunk   metric.Float64Histogram
+	provErrs     metric.Int64Counter
+	attempts     metric.Int64Counter
+	outcomes     metric.Int64Counter
 }
 
 func newObserver(log *slog.Logger, mp metric.MeterProvider) *observer {
-	o := &observer{log: log}
-	if o.log == nil {
-		o.log = slog.New(slog.DiscardHandler)
-	}
-	if mp == nil {
-		return o
-	}
-	m := mp.Meter("github.com/sessionlog/sessionlog/loop")
-	// Instrument errors are the SDK's to report; a nil instrument is
-	// never returned by the API (it falls back to a no-op).
-	o.append, _ = m.Float64Histogram(MetricAppendDuration, metric.WithUnit("s"),
-		metric.WithDescription("time to append one atomic batch of the loop"))
-	o.invariant, _ = m.Float64Histogram(MetricInvariantDuration, metric.WithUnit("s"),
-		metric.WithDescription("time to check one request against the log's rebuild"))
-	o.firstChunk, _ = m.Float64Histogram(MetricFirstChunk, metric.WithUnit("s"),
-		metric.WithDescription("time from the provider call to its first chunk"))
-	o.provErrs, _ = m.Int64Counter(MetricProviderErrors,
-		metric.WithDescription("steps ended by a provider error, by code"))
-	o.attempts, _ = m.Int64Counter(MetricCompactionAttempts,
-		metric.WithDescription("compaction attempts of the gate"))
-	o.outcomes, _ = m.Int64Counter(MetricCompactionOutcomes,
-		metric.WithDescription("compaction outcomes, by outcome"))
-	o.on = o.append != nil && o.invariant != nil && o.firstChunk != nil &&
-		o.provErrs != nil && o.attempts != nil && o.outcomes != nil
+	k := observe.New(log, mp, "github.com/sessionlog/sessionlog/loop")
+	o := &observer{Kit: k, log: k.Log}
+	o.append = k.Seconds(MetricAppendDuration, "time to append one atomic batch of the loop")
+	o.invariant = k.Seconds(MetricInvariantDuration, "time to check one request against the log's rebuild")
+	o.firstChunk = k.Seconds(MetricFirstChunk, "time from the provider call to its first chunk")
+	o.provErrs = k.Counter(MetricProviderErrors, "steps ended by a provider error, by code")
+	o.attempts = k.Counter(MetricCompactionAttempts, "compaction attempts of the gate")
+	o.outcomes = k.Counter(MetricCompactionOutcomes, "compaction outcomes, by outcome")
+	o.on = k.On()
 	return o
 }
 
-// start returns the time to measure from, or the zero time when off.
-func (o *observer) start() time.Time {
-	if !o.on {
-		return time.Time{}
-	}
-	return time.Now()
-}
-
-func since(t time.Time) float64 { return time.Since(t).Seconds() }
-
 func (o *observer) appended(ctx context.Context, t time.Time) {
 	if o.on {
-		o.append.Record(context.WithoutCancel(ctx), since(t))
+		o.append.Record(context.WithoutCancel(ctx), observe.Since(t))
 	}
 }
 
 func (o *observer) checked(ctx context.Context, t time.Time) {
 	if o.on {
-		o.invariant.Record(ctx, since(t))
+		o.invariant.Record(ctx, observe.Since(t))
 	}
 }
 
 func (o *observer) firstChunkAfter(ctx context.Context, t time.Time) {
 	if o.on {
-		o.firstChunk.Record(ctx, since(t))
+		o.firstChunk.Record(ctx, observe.Since(t))
 	}
 }
 

@@ -165,7 +165,7 @@ func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*
 	}
 	// The check reads the store to the end even when ctx is cancelled
 	// meanwhile; a cancellation then ends the step before anything is sent.
-	t := l.obs.start()
+	t := l.obs.Start()
 	err := l.invariant(ctx, mine)
 	l.obs.checked(ctx, t)
 	if e := l.cancelled(ctx); e != nil {
@@ -235,7 +235,7 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 		l.obs.log.Warn("loop: provider error ends the turn", "session", l.hdr.ID, "turn", turn, "step", step, "code", e.code)
 		return fail(e)
 	}
-	t := l.obs.start()
+	t := l.obs.Start()
 	st, err := l.opts.Provider.Stream(ctx, req)
 	if err != nil {
 		if e := l.cancelled(ctx); e != nil {

@@ -43,7 +43,7 @@ func (l *Loop) append(ctx context.Context, evs []codec.Event) error {
 	}
 	ctx, cancel := l.bounded(context.WithoutCancel(ctx))
 	defer cancel()
-	start := l.obs.start()
+	start := l.obs.Start()
 	first, last := evs[0].Seq, evs[len(evs)-1].Seq
 	var err error
 	if ctx.Done() == nil {
