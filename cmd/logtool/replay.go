@@ -106,7 +106,7 @@ func parseStep(s string) (stepName, error) {
 	return stepName{turn, stp}, nil
 }
 
-func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _ io.Writer) (err error) {
+func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _ io.Writer) error {
 	if opts.wire != "" {
 		return runReplayWire(ctx, opts, args, stdout)
 	}
@@ -116,6 +116,36 @@ func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _
 	if opts.new && opts.format != "text" {
 		return usagef("replay: --new is for --format text; the json lines hold whole requests")
 	}
+	var prev *prevStep
+	var skipped func(rebuild.Step) error
+	if opts.new {
+		// --step with --new: remember the step before it.
+		prev = &prevStep{}
+		skipped = func(s rebuild.Step) error {
+			if s.Null {
+				*prev = prevStep{}
+				return nil
+			}
+			msgs, err := stepMessages(s)
+			*prev = prevStep{name: step(s.Turn, s.Step), msgs: msgs}
+			return err
+		}
+	}
+	return replaySteps(ctx, opts, args[0], stdout, skipped, func(w *bufio.Writer, s rebuild.Step) error {
+		if opts.format == "json" {
+			return writeStepJSON(w, s)
+		}
+		return writeStepText(w, s, prev)
+	})
+}
+
+// replaySteps is what every replay form does: it opens the store and
+// rebuilds session id, hands fn each step (or only --step's) with the
+// buffered stdout, and fails with a not-found error when --step names a
+// step the session lacks. With --step, skipped (if not nil) sees the
+// steps passed over.
+func replaySteps(ctx context.Context, opts replayOptions, id string, stdout io.Writer,
+	skipped func(rebuild.Step) error, fn func(*bufio.Writer, rebuild.Step) error) (err error) {
 	var only *stepName
 	if opts.step != "" {
 		s, err := parseStep(opts.step)
@@ -129,32 +159,17 @@ func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _
 		return err
 	}
 	defer closeStore(st, &err)
-	id := args[0]
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	found := false
-	var prev *prevStep
-	if opts.new {
-		prev = &prevStep{}
-	}
 	err = eachStep(ctx, st, opts.g.name(), id, true, func(s rebuild.Step) error {
 		if only != nil && (s.Turn != only.turn || s.Step != only.step) {
-			if prev != nil {
-				// --step with --new: remember the step before it.
-				if s.Null {
-					*prev = prevStep{}
-					return nil
-				}
-				msgs, err := stepMessages(s)
-				*prev = prevStep{name: step(s.Turn, s.Step), msgs: msgs}
-				return err
+			if skipped != nil {
+				return skipped(s)
 			}
 			return nil
 		}
 		found = true
-		if opts.format == "json" {
-			return writeStepJSON(w, s)
-		}
-		return writeStepText(w, s, prev)
+		return fn(w, s)
 	})
 	if ferr := w.Flush(); err == nil {
 		err = ferr

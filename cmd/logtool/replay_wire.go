@@ -15,7 +15,7 @@ import (
 
 // runReplayWire is replay --wire: the bytes a provider received for each
 // step (SPEC §10, §12), from the log alone.
-func runReplayWire(ctx context.Context, opts replayOptions, args []string, stdout io.Writer) (err error) {
+func runReplayWire(ctx context.Context, opts replayOptions, args []string, stdout io.Writer) error {
 	switch opts.format {
 	case "json", "text":
 	case "raw":
@@ -33,28 +33,8 @@ func runReplayWire(ctx context.Context, opts replayOptions, args []string, stdou
 		}
 		fixed = r
 	}
-	var only *stepName
-	if opts.step != "" {
-		s, err := parseStep(opts.step)
-		if err != nil {
-			return err
-		}
-		only = &s
-	}
-	st, err := opts.g.open(openRead)
-	if err != nil {
-		return err
-	}
-	defer closeStore(st, &err)
-	id := args[0]
-	w := bufio.NewWriterSize(stdout, 64<<10)
-	found := false
 	var body, line []byte
-	err = eachStep(ctx, st, opts.g.db, id, true, func(s rebuild.Step) error {
-		if only != nil && (s.Turn != only.turn || s.Step != only.step) {
-			return nil
-		}
-		found = true
+	return replaySteps(ctx, opts, args[0], stdout, nil, func(w *bufio.Writer, s rebuild.Step) error {
 		var r *wire.Renderer
 		if !s.Null {
 			r = fixed
@@ -88,13 +68,6 @@ func runReplayWire(ctx context.Context, opts replayOptions, args []string, stdou
 		_, err := w.Write(line)
 		return err
 	})
-	if ferr := w.Flush(); err == nil {
-		err = ferr
-	}
-	if err == nil && only != nil && !found {
-		err = errors.Mark(errors.Newf("session %s has no step %s", errors.Safe(id), errors.Safe(only.String())), eventlog.ErrNotFound)
-	}
-	return err
 }
 
 // appendWireLine appends replay --wire's json line for a step:
