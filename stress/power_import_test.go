@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/powerfs"
+	"github.com/sessionlog/sessionlog/internal/powerfs/powerfstest"
 )
 
 // Knobs of TestPowerCutImports.
@@ -35,21 +36,12 @@ func TestPowerCutImports(t *testing.T) {
 	if testing.Short() {
 		t.Skip("power-cut rounds take seconds; skipped under -short")
 	}
-	if why := powerfs.Unavailable(); why != "" {
-		t.Skip(why)
-	}
+	disk, mnt := powerfstest.Dirs(t)
 	cuts := envInt(t, "STRESS_IMPORT_CUTS", powerImportCuts)
 	seed := envInt(t, "STRESS_SEED", time.Now().UnixNano())
 	t.Logf("seed %d (STRESS_SEED reproduces the choices, not the timing)", seed)
 	rng := rand.New(rand.NewSource(seed))
 	ctx := context.Background()
-	base := t.TempDir()
-	disk, mnt := filepath.Join(base, "disk"), filepath.Join(base, "mnt")
-	for _, d := range []string{disk, mnt} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	path := filepath.Join(disk, "sessions.db")
 	known := map[string]bool{}
 	var reported, published, staged, lost, kills int

@@ -11,34 +11,9 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/powerfs"
+	"github.com/sessionlog/sessionlog/internal/powerfs/powerfstest"
 	"github.com/sessionlog/sessionlog/salvage"
 )
-
-// powerDisk mounts a fresh powerfs disk for a recipe, or skips where FUSE
-// cannot be mounted. It returns the disk and the mount.
-func powerDisk(t *testing.T) (string, string, *powerfs.FS) {
-	t.Helper()
-	if why := powerfs.Unavailable(); why != "" {
-		t.Skip(why)
-	}
-	base := t.TempDir()
-	disk, mnt := filepath.Join(base, "disk"), filepath.Join(base, "mnt")
-	for _, d := range []string{disk, mnt} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fsys, err := powerfs.Mount(disk, mnt, nil)
-	if err != nil {
-		t.Fatalf("%+v", err)
-	}
-	t.Cleanup(func() {
-		if err := fsys.Unmount(); err != nil {
-			t.Error(err)
-		}
-	})
-	return disk, mnt, fsys
-}
 
 // TestPowerRecipeNewStoreName: a child creates a store on the mount and
 // acknowledges its first events; power is cut, dropping everything not
@@ -46,7 +21,7 @@ func powerDisk(t *testing.T) (string, string, *powerfs.FS) {
 // synced the store's directory, the file's name was never durable and the
 // store was gone after the cut.
 func TestPowerRecipeNewStoreName(t *testing.T) {
-	disk, mnt, fsys := powerDisk(t)
+	disk, mnt, fsys := powerfstest.Mount(t, nil)
 	c := startChild(t, "TestCrashChild", "crash", envStore+"="+filepath.Join(mnt, "sessions.db"),
 		envSeed+"=1", envIDs+"=recipe-0001")
 	c.expect("start")
@@ -93,7 +68,7 @@ const envSalvageOut = "SESSIONLOG_STRESS_SALVAGE_OUT"
 // and no temporary file: it fails without the store's syncs or the
 // directory sync after the publish.
 func TestPowerRecipeSalvageInto(t *testing.T) {
-	disk, mnt, fsys := powerDisk(t)
+	disk, mnt, fsys := powerfstest.Mount(t, nil)
 	ctx := context.Background()
 	src := filepath.Join(t.TempDir(), "src.db")
 	st, err := eventlog.Open(src, storeOptions())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/powerfs"
+	"github.com/sessionlog/sessionlog/internal/powerfs/powerfstest"
 	"github.com/sessionlog/sessionlog/verify"
 )
 
@@ -43,20 +44,12 @@ func TestPowerCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("power-cut rounds take a minute; skipped under -short")
 	}
-	if why := powerfs.Unavailable(); why != "" {
-		t.Skip(why)
-	}
+	disk, mnt := powerfstest.Dirs(t)
 	cuts := envInt(t, "STRESS_CUTS", powerShortCuts)
 	seed := envInt(t, "STRESS_SEED", time.Now().UnixNano())
 	t.Logf("seed %d (STRESS_SEED reproduces the choices, not the timing)", seed)
-	base := t.TempDir()
-	p := &powerRun{t: t, disk: filepath.Join(base, "disk"), mnt: filepath.Join(base, "mnt"),
+	p := &powerRun{t: t, disk: disk, mnt: mnt,
 		rng: rand.New(rand.NewSource(seed + 1)), byMode: map[powerfs.Mode]int{}}
-	for _, d := range []string{p.disk, p.mnt} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	t.Cleanup(p.unmount)
 	r := newCrashRun(t, filepath.Join(p.disk, "sessions.db"), seed)
 	r.power = p

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/internal/powerfs"
+	"github.com/sessionlog/sessionlog/internal/powerfs/powerfstest"
 )
 
 // TestReportSurvivesPowerCut: the report is written on a power-loss mount
@@ -14,27 +15,9 @@ import (
 // without the directory sync after the rename (the first report comes
 // back) or the file's sync before it (the file comes back empty).
 func TestReportSurvivesPowerCut(t *testing.T) {
-	if why := powerfs.Unavailable(); why != "" {
-		t.Skip(why)
-	}
-	base := t.TempDir()
-	disk, mnt := filepath.Join(base, "disk"), filepath.Join(base, "mnt")
-	for _, d := range []string{disk, mnt} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// Only plain file calls reach the mount (no mmap): this process can
 	// serve it and write to it.
-	fsys, err := powerfs.Mount(disk, mnt, nil)
-	if err != nil {
-		t.Fatalf("%+v", err)
-	}
-	t.Cleanup(func() {
-		if err := fsys.Unmount(); err != nil {
-			t.Error(err)
-		}
-	})
+	disk, mnt, fsys := powerfstest.Mount(t, nil)
 	for _, text := range []string{"# first report\n", "# second report\n"} {
 		if err := writeFileAtomic(filepath.Join(mnt, "BENCHMARKS.md"), []byte(text)); err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/internal/powerfs"
+	"github.com/sessionlog/sessionlog/internal/powerfs/powerfstest"
 )
 
 // TestExportSurvivesPowerCut: export -o's temporary file and rename, on a
@@ -17,27 +18,9 @@ import (
 // (the name survives, the bytes do not) or the directory after it (the old
 // export comes back).
 func TestExportSurvivesPowerCut(t *testing.T) {
-	if why := powerfs.Unavailable(); why != "" {
-		t.Skip(why)
-	}
-	base := t.TempDir()
-	disk, mnt := filepath.Join(base, "disk"), filepath.Join(base, "mnt")
-	for _, d := range []string{disk, mnt} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// Only plain file calls reach the mount here (no mmap), so this
 	// process can serve it and write to it.
-	fsys, err := powerfs.Mount(disk, mnt, nil)
-	if err != nil {
-		t.Fatalf("%+v", err)
-	}
-	t.Cleanup(func() {
-		if err := fsys.Unmount(); err != nil {
-			t.Error(err)
-		}
-	})
+	disk, mnt, fsys := powerfstest.Mount(t, nil)
 	for _, text := range []string{"first export\n", "second export\n"} {
 		err := writeFileAtomic(filepath.Join(mnt, "out.jsonl"), func(w io.Writer) error {
 			_, err := io.WriteString(w, text)
