@@ -13,7 +13,6 @@ func TestDeps(t *testing.T) {
 		"github.com/cockroachdb/errors":                    "error classes (SPEC §11)",
 		"go.etcd.io/bbolt":                                 "File reads the store file directly",
 		"go.etcd.io/bbolt/errors":                          "bbolt's lock timeout",
-		"github.com/vmihailenco/msgpack/v5":                "engine records (head, format) are typed msgpack",
 		"github.com/sessionlog/sessionlog/codec":           "records and events",
 		"github.com/sessionlog/sessionlog/eventlog":        "the store",
 		"github.com/sessionlog/sessionlog/eventlog/layout": "the store's layout, read directly",

@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/cockroachdb/errors"
-	"github.com/vmihailenco/msgpack/v5"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
@@ -211,8 +209,10 @@ func (f *File) readFormat() error {
 	})
 	if err == nil {
 		var m layout.MetaRecord
-		if err = decodeEngine(rec, &m, false); err == nil {
+		if m, err = eventlog.DecodeMetaRecord(rec); err == nil {
 			f.format = m.Format
+		} else {
+			err = errors.Mark(err, ErrDamaged)
 		}
 	}
 	switch {
@@ -379,9 +379,6 @@ func (f *File) HeaderRecord(ctx context.Context, id string) ([]byte, error) {
 	return rec, err
 }
 
-// headRecord is eventlog's head record.
-type headRecord = layout.HeadRecord
-
 // Head returns the session's head, decoded. A session without a head
 // record (never published, or its head key is damaged) is an error.
 func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
@@ -418,13 +415,9 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 	if err != nil {
 		return eventlog.Head{}, err
 	}
-	var h headRecord
-	if err := decodeEngine(headRec, &h, true); err != nil {
-		return eventlog.Head{}, errors.Wrapf(err, "salvage: session %q: head record", errors.Safe(id))
-	}
-	if len(h.Chain) != 32 || h.Next < 0 || h.Turns < 0 || h.Turns > h.Next || h.Stored < 0 ||
-		math.IsNaN(h.LastTime) || math.IsInf(h.LastTime, 0) {
-		return eventlog.Head{}, damagedf("salvage: session %q: head record values out of range", errors.Safe(id))
+	h, err := eventlog.DecodeHeadRecord(headRec)
+	if err != nil {
+		return eventlog.Head{}, errors.Mark(errors.Wrapf(err, "salvage: session %q: head record", errors.Safe(id)), ErrDamaged)
 	}
 	out := eventlog.Head{Header: hdr, Next: h.Next, Turns: h.Turns, LastTime: h.LastTime, StoredBytes: h.Stored}
 	copy(out.Chain[:], h.Chain)
@@ -573,8 +566,8 @@ func (f *File) headValue(b *bolt.Bucket, id string) []byte {
 		return v
 	}
 	return f.search(b, id, "head record", rawHeader, func(v []byte) bool {
-		var h headRecord
-		return decodeEngine(v, &h, true) == nil
+		_, err := eventlog.DecodeHeadRecord(v)
+		return err == nil
 	})
 }
 
@@ -594,29 +587,4 @@ func (f *File) search(b *bolt.Bucket, id, what string, other []byte, ok func(v [
 	}
 	f.note("session %q: its %s was found under the key %q by a walk of the session's bucket, where a lookup missed it (a damaged key, or key order)", id, what, key)
 	return found
-}
-
-// decodeEngine checks the frame of an engine record (CRC32C, version; the
-// layout of codec.EncodeRecord) and decodes its msgpack map into v,
-// strictly when strict (no unknown field), with no trailing bytes.
-func decodeEngine(rec []byte, v interface{}, strict bool) error {
-	if len(rec) < 6 || len(rec) > 1<<16 {
-		return damagedf("salvage: engine record of %d bytes", errors.Safe(len(rec)))
-	}
-	if crcMismatch(rec) {
-		return damagedf("salvage: engine record crc mismatch")
-	}
-	if rec[0] != codec.RecordVersion {
-		return damagedf("salvage: engine record version %d", errors.Safe(rec[0]))
-	}
-	r := bytes.NewReader(rec[1 : len(rec)-4])
-	dec := msgpack.NewDecoder(r)
-	dec.DisallowUnknownFields(strict)
-	if err := dec.Decode(v); err != nil {
-		return errors.Mark(errors.Wrap(err, "salvage: decode engine record"), ErrDamaged)
-	}
-	if r.Len() != 0 {
-		return damagedf("salvage: %d trailing bytes after the engine record", errors.Safe(r.Len()))
-	}
-	return nil
 }
