@@ -51,7 +51,7 @@ func anthropicBody(w *writer, req *request, h *header.Snapshot) error {
 	}
 	w.b = append(w.b, ']')
 	if req.tools != nil {
-		if err := anthropicTools(w, req.tools); err != nil {
+		if err := w.tools(req.tools, `{`, `"input_schema":`, `}`); err != nil {
 			return err
 		}
 	}
@@ -74,49 +74,6 @@ func anthropicBody(w *writer, req *request, h *header.Snapshot) error {
 	}
 	w.raw(`,"stream":true}`)
 	return nil
-}
-
-func anthropicTools(w *writer, tools []byte) error {
-	n := 0
-	err := eachElem(tools, "request.tools", func(_ int, t []byte) error {
-		var name, desc, params []byte
-		err := eachKey(t, "tool", func(key, val []byte) error {
-			switch string(key) {
-			case "name":
-				name = val
-			case "description":
-				desc = val
-			case "parameters":
-				params = val
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			w.raw(`,"tools":[`)
-		} else {
-			w.b = append(w.b, ',')
-		}
-		n++
-		w.b = append(w.b, '{')
-		comma := false
-		for _, f := range []struct {
-			key string
-			val []byte
-		}{{`"name":`, name}, {`"description":`, desc}, {`"input_schema":`, params}} {
-			if err := w.field(&comma, f.key, f.val); err != nil {
-				return err
-			}
-		}
-		w.b = append(w.b, '}')
-		return nil
-	})
-	if n > 0 {
-		w.b = append(w.b, ']')
-	}
-	return err
 }
 
 // anthropicMessage writes one request message; a message left with no

@@ -52,7 +52,7 @@ func openAIBody(w *writer, req *request, h *header.Snapshot) error {
 		w.str([]byte(c.ReasoningEffort))
 	}
 	if req.tools != nil {
-		if err := openAITools(w, req.tools); err != nil {
+		if err := w.tools(req.tools, `{"type":"function","function":{`, `"parameters":`, `}}`); err != nil {
 			return err
 		}
 	}
@@ -69,50 +69,6 @@ func openAIBody(w *writer, req *request, h *header.Snapshot) error {
 	}
 	w.b = append(w.b, '}')
 	return nil
-}
-
-// openAITools writes "tools" when the request has one or more.
-func openAITools(w *writer, tools []byte) error {
-	n := 0
-	err := eachElem(tools, "request.tools", func(_ int, t []byte) error {
-		var name, desc, params []byte
-		err := eachKey(t, "tool", func(key, val []byte) error {
-			switch string(key) {
-			case "name":
-				name = val
-			case "description":
-				desc = val
-			case "parameters":
-				params = val
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			w.raw(`,"tools":[`)
-		} else {
-			w.b = append(w.b, ',')
-		}
-		n++
-		w.raw(`{"type":"function","function":{`)
-		comma := false
-		for _, f := range []struct {
-			key string
-			val []byte
-		}{{`"name":`, name}, {`"description":`, desc}, {`"parameters":`, params}} {
-			if err := w.field(&comma, f.key, f.val); err != nil {
-				return err
-			}
-		}
-		w.raw(`}}`)
-		return nil
-	})
-	if n > 0 {
-		w.b = append(w.b, ']')
-	}
-	return err
 }
 
 // text appends to w.text the text of every block of type typ, joined as

@@ -317,5 +317,52 @@ func (w *writer) field(comma *bool, key string, val []byte) error {
 	return w.value(val)
 }
 
+// tools writes "tools" when the request has one or more: each tool as
+// open, its name, description and parameters (under paramsKey, each
+// omitted when absent), then end. The two APIs differ only in those
+// three strings.
+func (w *writer) tools(tools []byte, open, paramsKey, end string) error {
+	n := 0
+	err := eachElem(tools, "request.tools", func(_ int, t []byte) error {
+		var name, desc, params []byte
+		err := eachKey(t, "tool", func(key, val []byte) error {
+			switch string(key) {
+			case "name":
+				name = val
+			case "description":
+				desc = val
+			case "parameters":
+				params = val
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			w.raw(`,"tools":[`)
+		} else {
+			w.b = append(w.b, ',')
+		}
+		n++
+		w.raw(open)
+		comma := false
+		for _, f := range []struct {
+			key string
+			val []byte
+		}{{`"name":`, name}, {`"description":`, desc}, {paramsKey, params}} {
+			if err := w.field(&comma, f.key, f.val); err != nil {
+				return err
+			}
+		}
+		w.raw(end)
+		return nil
+	})
+	if n > 0 {
+		w.b = append(w.b, ']')
+	}
+	return err
+}
+
 // itoa formats a small index for error messages.
 func itoa(i int) string { return strconv.Itoa(i) }
