@@ -1,7 +1,6 @@
 package rebuild_test
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"os"
@@ -76,7 +75,7 @@ func TestCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			expected := readLines(t, filepath.Join(dir, "requests.expected.jsonl"))
+			expected := corpus.Lines(t, filepath.Join(dir, "requests.expected.jsonl"))
 			var got []rebuild.Step
 			b := rebuild.NewBuilder(h, rebuild.BuilderOptions{Requests: true}, func(s rebuild.Step) error {
 				got = append(got, s)
@@ -128,25 +127,6 @@ func expectedLine(s rebuild.Step) []byte {
 		out = append(out, s.Request...)
 	}
 	return append(out, '}')
-}
-
-func readLines(t *testing.T, path string) [][]byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		out = append(out, append([]byte(nil), sc.Bytes()...))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func clip(b []byte) string {

@@ -1,7 +1,6 @@
 package wire_test
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"os"
@@ -85,7 +84,7 @@ func TestCorpusOpenAIChat(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			want := readLines(t, file)
+			want := corpus.Lines(t, file)
 			if len(steps) != len(want) {
 				t.Fatalf("%d steps, want %d", len(steps), len(want))
 			}
@@ -105,25 +104,6 @@ func TestCorpusOpenAIChat(t *testing.T) {
 		t.Fatal("the corpus gave no body to compare")
 	}
 	t.Logf("%d cases, %d bodies byte-exact", len(files), bodies)
-}
-
-func readLines(t *testing.T, path string) [][]byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 256<<20)
-	for sc.Scan() {
-		out = append(out, append([]byte(nil), sc.Bytes()...))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 func around(b []byte, off int) string {

@@ -152,3 +152,26 @@ func repoRoot() (string, error) {
 		dir = up
 	}
 }
+
+// Lines returns the lines of the file at path (a case's session.jsonl, or
+// a file of expected bodies beside it), each a copy, without their line
+// ends; a line may be as long as the codec's 64 MiB limit allows, with
+// room for the bodies rendered from such a line. Failures fail t.
+func Lines(t testing.TB, path string) [][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out [][]byte
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 256<<20)
+	for sc.Scan() {
+		out = append(out, append([]byte(nil), sc.Bytes()...))
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
