@@ -291,15 +291,7 @@ func (l *Log) state(ctx context.Context, session string) (*sessionState, error) 
 		return st, nil
 	}
 	l.obs.cacheLookup(ctx, false)
-	var headRec, headerRec []byte
-	err := l.damage.Err(session, -1)
-	if err == nil {
-		err = l.view(func(tx *bolt.Tx) error {
-			_, h, hd, err := published(tx, session)
-			headRec, headerRec = clone(h), clone(hd)
-			return err
-		})
-	}
+	headRec, headerRec, err := l.publishedRecords(session)
 	if err != nil {
 		return nil, err
 	}

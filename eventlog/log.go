@@ -614,19 +614,26 @@ func (l *Log) Head(ctx context.Context, session string) (Head, error) {
 	if err := ctx.Err(); err != nil {
 		return Head{}, err
 	}
-	var headRec, headerRec []byte
-	err := l.damage.Err(session, -1)
-	if err == nil {
-		err = l.view(func(tx *bolt.Tx) error {
-			_, h, hd, err := published(tx, session)
-			headRec, headerRec = clone(h), clone(hd)
-			return err
-		})
-	}
+	headRec, headerRec, err := l.publishedRecords(session)
 	if err != nil {
 		return Head{}, codec.At(err, session, -1)
 	}
 	return decodeStored(session, headRec, headerRec)
+}
+
+// publishedRecords copies a published session's head and header records
+// out of a read transaction; a session the damage register names fails
+// without a read.
+func (l *Log) publishedRecords(session string) (headRec, headerRec []byte, err error) {
+	if err := l.damage.Err(session, -1); err != nil {
+		return nil, nil, err
+	}
+	err = l.view(func(tx *bolt.Tx) error {
+		_, h, hd, err := published(tx, session)
+		headRec, headerRec = clone(h), clone(hd)
+		return err
+	})
+	return headRec, headerRec, err
 }
 
 // Sessions returns the heads of all published sessions, ordered by id

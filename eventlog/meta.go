@@ -71,13 +71,20 @@ func readMeta(r io.ReaderAt, off int64) metaPage {
 		root: binary.LittleEndian.Uint64(m[16:]), freelist: binary.LittleEndian.Uint64(m[32:]), hw: binary.LittleEndian.Uint64(m[40:])}
 }
 
-func checkMeta(r io.ReaderAt) error {
-	m0 := readMeta(r, 0)
+// readMetas reads both bbolt meta pages: the first at offset 0, the
+// second one page further, by the page size the first records when it is
+// valid, else the OS's.
+func readMetas(r io.ReaderAt) (m0, m1 metaPage) {
+	m0 = readMeta(r, 0)
 	size := int64(os.Getpagesize())
 	if m0.ok && m0.size >= boltMetaPageMin {
 		size = int64(m0.size)
 	}
-	m1 := readMeta(r, size)
+	return m0, readMeta(r, size)
+}
+
+func checkMeta(r io.ReaderAt) error {
+	m0, m1 := readMetas(r)
 	switch {
 	case m0.ok && m1.ok:
 		return nil

@@ -383,12 +383,7 @@ func (w *pageWalker) freelist(id uint64) error {
 // newestMeta returns the meta page bbolt uses: the valid one with the
 // highest txid.
 func newestMeta(r io.ReaderAt) (metaPage, error) {
-	m0 := readMeta(r, 0)
-	size := int64(os.Getpagesize())
-	if m0.ok && m0.size >= boltMetaPageMin {
-		size = int64(m0.size)
-	}
-	m1 := readMeta(r, size)
+	m0, m1 := readMetas(r)
 	switch {
 	case m0.ok && m1.ok && m1.txid > m0.txid, !m0.ok && m1.ok:
 		return m1, nil
