@@ -62,8 +62,8 @@ func Unframe(rec []byte, max int) ([]byte, error) {
 	if len(rec) < recordOverhead+1 {
 		return nil, corruptf("codec: record of %d bytes is too short", errors.Safe(len(rec)))
 	}
-	body, sum := rec[:len(rec)-4], binary.BigEndian.Uint32(rec[len(rec)-4:])
-	if got := crc32.Checksum(body, castagnoli); got != sum {
+	body := rec[:len(rec)-4]
+	if sum, got := checksums(rec); got != sum {
 		return nil, corruptf("codec: record crc mismatch: stored %08x computed %08x",
 			errors.Safe(sum), errors.Safe(got))
 	}
@@ -139,4 +139,22 @@ func (r *Reader) validate(depth int) error {
 		}
 	}
 	return nil
+}
+
+// checksums returns a framed record's stored CRC32C trailer and the one
+// computed over its bytes; rec holds at least the trailer.
+func checksums(rec []byte) (stored, computed uint32) {
+	body := rec[:len(rec)-4]
+	return binary.BigEndian.Uint32(rec[len(rec)-4:]), crc32.Checksum(body, castagnoli)
+}
+
+// ChecksumMismatch reports whether rec is long enough to hold a frame and
+// its CRC32C trailer disagrees with its bytes: how a reader of damaged
+// records tells a torn or flipped record from one whose frame is whole.
+func ChecksumMismatch(rec []byte) bool {
+	if len(rec) < recordOverhead {
+		return false
+	}
+	stored, computed := checksums(rec)
+	return stored != computed
 }

@@ -201,3 +201,27 @@ func TestValidateValue(t *testing.T) {
 		})
 	}
 }
+
+func TestChecksumMismatch(t *testing.T) {
+	good := codec.EncodeRecord(nil, []byte{0xc0})
+	flipped := bytes.Clone(good)
+	flipped[1] ^= 0x01
+	tests := []struct {
+		name string
+		rec  []byte
+		want bool
+	}{
+		{"whole", good, false},
+		{"a payload bit flipped", flipped, true},
+		{"trailer cut", good[:len(good)-1], true},
+		{"shorter than a frame", good[:4], false},
+		{"empty", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := codec.ChecksumMismatch(tt.rec); got != tt.want {
+				t.Errorf("ChecksumMismatch(%x) = %v, want %v", tt.rec, got, tt.want)
+			}
+		})
+	}
+}

@@ -2,9 +2,7 @@ package salvage
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"runtime/debug"
 
@@ -365,7 +363,7 @@ func (r *reader) check(rec record) (codec.Event, Cause, error) {
 	payload, err := codec.DecodeRecord(rec.b)
 	if err != nil {
 		cause := Frame
-		if crcMismatch(rec.b) {
+		if codec.ChecksumMismatch(rec.b) {
 			cause = CRC
 		}
 		return codec.Event{}, cause, errors.Wrapf(err, "salvage: session %q seq %d", errors.Safe(r.id), errors.Safe(r.next))
@@ -385,19 +383,6 @@ func (r *reader) check(rec record) (codec.Event, Cause, error) {
 	}
 	r.chain = eventlog.ChainNext(r.chain, payload)
 	return ev, None, nil
-}
-
-// castagnoli is the CRC32C table of the record frame (codec.EncodeRecord).
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// crcMismatch reports whether rec is long enough to hold a frame and its
-// CRC32C trailer disagrees with its bytes.
-func crcMismatch(rec []byte) bool {
-	if len(rec) < 5 {
-		return false
-	}
-	body := rec[:len(rec)-4]
-	return crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(rec[len(rec)-4:])
 }
 
 // protect runs fn, a read of the source, so that damage cannot crash the
