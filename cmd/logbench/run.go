@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/atomicfile"
 )
 
 // Exit codes.
@@ -199,39 +198,15 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if c.out == "-" {
 		return nil
 	}
-	if err := writeFileAtomic(c.out, []byte(doc)); err != nil {
+	err = atomicfile.Write(c.out, "logbench: write", func(w io.Writer) error {
+		_, err := io.WriteString(w, doc)
+		return errors.Wrapf(err, "logbench: write %s", errors.Safe(c.out))
+	})
+	if err != nil {
 		return err
 	}
 	p.printf("wrote %s", c.out)
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the
-// same directory (synced) and a rename (made durable by syncing the
-// directory), so that neither a failed run nor a power cut leaves a
-// half-written report.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return errors.Wrapf(err, "logbench: write %s", errors.Safe(path))
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	err = errors.CombineErrors(err, f.Close())
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return errors.Wrapf(err, "logbench: write %s", errors.Safe(path))
-	}
-	return errors.Wrapf(eventlog.SyncDir(filepath.Dir(path)), "logbench: write %s", errors.Safe(path))
 }
 
 // progress writes progress lines on stderr.

@@ -4,14 +4,11 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/cockroachdb/errors"
 	"github.com/spf13/cobra"
 
-	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/atomicfile"
 )
 
 // exportOptions are the flags of logtool export.
@@ -100,51 +97,5 @@ func runExport(ctx context.Context, opts exportOptions, args []string, stdout, _
 	if opts.output == "" || opts.output == "-" {
 		return write(stdout)
 	}
-	return writeFileAtomic(opts.output, write)
-}
-
-// writeFileAtomic writes path through a temporary file in the same
-// directory, synced and renamed over path only when write succeeded. A
-// file that exists keeps its permissions; a new one gets 0644.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	mode := fs.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return errors.Newf("export: %s is not a regular file", errors.Safe(path))
-		}
-		mode = fi.Mode().Perm()
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return errors.Wrapf(err, "export to %s", errors.Safe(path))
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()      // may be closed already; the error is secondary
-			_ = os.Remove(tmp) // best effort: the temp file holds nothing of value
-		}
-	}()
-	if err := write(f); err != nil {
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		return errors.Wrapf(err, "export to %s", errors.Safe(path))
-	}
-	if err := f.Sync(); err != nil {
-		return errors.Wrapf(err, "export to %s", errors.Safe(path))
-	}
-	if err := f.Close(); err != nil {
-		return errors.Wrapf(err, "export to %s", errors.Safe(path))
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return errors.Wrapf(err, "export to %s", errors.Safe(path))
-	}
-	// The rename is durable only once the directory is synced: a failure
-	// here is a failure of the export.
-	return errors.Wrapf(eventlog.SyncDir(dir), "export to %s", errors.Safe(path))
+	return atomicfile.Write(opts.output, "export", write)
 }

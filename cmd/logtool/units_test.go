@@ -3,15 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/cockroachdb/errors"
 )
 
 func TestNewUUID(t *testing.T) {
@@ -110,75 +106,6 @@ func TestRun(t *testing.T) {
 			}
 			if _, err := os.Stat(db); err == nil {
 				t.Errorf("run(%q) created %s", tt.args, db)
-			}
-		})
-	}
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	errWrite := errors.New("write failed")
-	tests := []struct {
-		name     string
-		existing []byte      // nil: no file before
-		mode     os.FileMode // of the existing file
-		write    string
-		fail     bool
-		want     string
-		wantMode os.FileMode
-	}{
-		{name: "new file", write: "new\n", want: "new\n", wantMode: 0o644},
-		{name: "replaces, keeps mode", existing: []byte("old\n"), mode: 0o600, write: "new\n", want: "new\n", wantMode: 0o600},
-		{name: "failed write keeps the old file", existing: []byte("old\n"), mode: 0o640, write: "partial", fail: true, want: "old\n", wantMode: 0o640},
-		{name: "failed write creates nothing", write: "partial", fail: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "out.jsonl")
-			if tt.existing != nil {
-				if err := os.WriteFile(path, tt.existing, tt.mode); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.Chmod(path, tt.mode); err != nil { // umask
-					t.Fatal(err)
-				}
-			}
-			err := writeFileAtomic(path, func(w io.Writer) error {
-				if _, err := io.WriteString(w, tt.write); err != nil {
-					return err
-				}
-				if tt.fail {
-					return errWrite
-				}
-				return nil
-			})
-			if tt.fail != (err != nil) {
-				t.Fatalf("writeFileAtomic = %v, want failure %v", err, tt.fail)
-			}
-			got, rerr := os.ReadFile(path)
-			switch {
-			case tt.want == "" && !errors.Is(rerr, fs.ErrNotExist):
-				t.Errorf("after a failed write, %s exists (%v)", path, rerr)
-			case tt.want != "" && string(got) != tt.want:
-				t.Errorf("content = %q, want %q", got, tt.want)
-			}
-			if tt.want != "" {
-				fi, err := os.Stat(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if fi.Mode().Perm() != tt.wantMode {
-					t.Errorf("mode = %v, want %v", fi.Mode().Perm(), tt.wantMode)
-				}
-			}
-			entries, err := os.ReadDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range entries {
-				if e.Name() != "out.jsonl" {
-					t.Errorf("left behind %s", e.Name())
-				}
 			}
 		})
 	}

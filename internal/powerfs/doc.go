@@ -4,7 +4,7 @@
 // map the real files, while it records what a power cut would lose. Cut
 // then unmounts it and rolls the directory back to what was durable, in one
 // of three modes. Only tests import it (stress's power-loss proofs,
-// logtool's export test, its own); it needs root and /dev/fuse, and
+// atomicfile's power-cut test, its own); it needs root and /dev/fuse, and
 // mounts with mount(2) directly, no fusermount.
 //
 // # What is durable
