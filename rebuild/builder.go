@@ -50,6 +50,11 @@ type BuilderOptions struct {
 	// Without it the Builder computes digests only, in time linear in the
 	// log; with it, writing each request is proportional to its size.
 	Requests bool
+	// Keep, when set, narrows Requests to the steps it returns true for,
+	// by the seq of their step/start; the others get digests only. A
+	// reader that shows a few steps of a long session folds the whole log
+	// in linear time and writes only the requests it shows.
+	Keep func(start int64) bool
 }
 
 // Builder folds a session's events one at a time and yields each step's
@@ -238,7 +243,7 @@ func (b *Builder) refreshCache(h *header.Snapshot) {
 // finish settles p with the header in force now.
 func (b *Builder) finish(p *pending) {
 	p.done = true
-	p.out = b.compute(p, b.opts.Requests, nil)
+	p.out = b.compute(p, b.opts.Requests && (b.opts.Keep == nil || b.opts.Keep(p.start)), nil)
 	p.nodes, p.state = nil, nil
 }
 
