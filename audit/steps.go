@@ -96,17 +96,59 @@ type StepInfo struct {
 	Gen int
 }
 
-// Index returns every step of the session of head, in log order, from one
-// fold that computes digests only: linear in the log, with no request
-// kept.
-func Index(ctx context.Context, st Store, head eventlog.Head) ([]StepInfo, error) {
-	var out []StepInfo
-	err := Steps(ctx, st, head, rebuild.BuilderOptions{}, nil, func(s rebuild.Step) error {
-		out = append(out, StepInfo{Ref: Ref{s.Turn, s.Step}, Start: s.Start, Null: s.Null, Digest: s.Digest,
+// Marker is an event an overview points at: a header event (Kind its
+// type, Reason the snapshot's reason) or a compaction summary (Start and
+// End the seqs of the surface range it replaced).
+type Marker struct {
+	Seq        int64
+	Kind       string
+	Reason     string
+	Start, End int64
+}
+
+// Overview is what one digest-only fold learns about a session: its
+// steps, its header events and its compactions.
+type Overview struct {
+	Steps       []StepInfo
+	Headers     []Marker
+	Compactions []Marker
+}
+
+// Step returns the index in Steps of step r, or -1.
+func (o *Overview) Step(r Ref) int {
+	for i := range o.Steps {
+		if o.Steps[i].Ref == r {
+			return i
+		}
+	}
+	return -1
+}
+
+// Index folds the session of head once, computing digests only (linear in
+// the log, no request kept), and returns its overview.
+func Index(ctx context.Context, st Store, head eventlog.Head) (*Overview, error) {
+	o := &Overview{}
+	visit := func(ev *codec.Event) error {
+		switch d := ev.Data.(type) {
+		case *codec.RequestHeader:
+			o.Headers = append(o.Headers, Marker{Seq: ev.Seq, Kind: ev.Type, Reason: d.Reason})
+		case *codec.HeaderDelta:
+			o.Headers = append(o.Headers, Marker{Seq: ev.Seq, Kind: ev.Type, Reason: "delta"})
+		}
+		if ev.Op.Kind == codec.OpReplace {
+			o.Compactions = append(o.Compactions, Marker{Seq: ev.Seq, Kind: ev.Type, Start: ev.Op.Start, End: ev.Op.End})
+		}
+		return nil
+	}
+	err := Steps(ctx, st, head, rebuild.BuilderOptions{}, visit, func(s rebuild.Step) error {
+		o.Steps = append(o.Steps, StepInfo{Ref: Ref{s.Turn, s.Step}, Start: s.Start, Null: s.Null, Digest: s.Digest,
 			Recorded: s.Recorded, HeaderSeq: s.HeaderSeq, Gen: s.Gen})
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 // Requests rebuilds the full requests of the steps whose step/start seqs
