@@ -9,11 +9,15 @@ import "github.com/sessionlog/sessionlog/audit"
 type chart struct {
 	Width, Height int
 	Bars          []bar
-	Max           int
-	// Baseline is the y of the bars' foot; the labels hang below it.
-	Baseline int
+	// Max is the largest request's bytes: the height of the plot.
+	Max int
+	// Top and Baseline are the y of the plot's top and of the bars' foot;
+	// the labels hang below the baseline.
+	Top, Baseline int
+	Left, Right   int
 }
 
+// bar is one step's bar.
 type bar struct {
 	Row              audit.CacheRow
 	X, W             int
@@ -24,22 +28,30 @@ type bar struct {
 }
 
 const (
-	chartPlot  = 240 // height of the plot area
-	chartLabel = 90  // room for the rotated reason labels
-	barWidth   = 14
-	barGap     = 4
-	chartLeft  = 8
+	chartTop    = 20  // room for the scale
+	chartPlot   = 240 // height of the plot area
+	chartLabel  = 96  // room for the rotated labels
+	chartLeft   = 12
+	chartRight  = 96 // the last labels lean right
+	chartInside = 720
 )
 
 func newChart(rows []audit.CacheRow) chart {
-	c := chart{Baseline: chartPlot + 10}
+	c := chart{Top: chartTop, Baseline: chartTop + chartPlot, Left: chartLeft}
 	for _, r := range rows {
 		c.Max = max(c.Max, r.Bytes)
 	}
-	c.Width = chartLeft*2 + len(rows)*(barWidth+barGap)
+	// Bars fill about chartInside pixels, between 6 and 40 wide.
+	step := 46
+	if len(rows) > 0 {
+		step = min(max(chartInside/len(rows), 8), 46)
+	}
+	w := step * 3 / 4
+	c.Width = chartLeft + len(rows)*step + chartRight
+	c.Right = c.Width - chartRight
 	c.Height = c.Baseline + chartLabel
 	for i, r := range rows {
-		b := bar{Row: r, X: chartLeft + i*(barWidth+barGap), W: barWidth, Label: r.Reason}
+		b := bar{Row: r, X: chartLeft + i*step, W: w, Label: r.Reason}
 		if r.Null {
 			b.Label = "no request"
 		} else if c.Max > 0 {
@@ -49,7 +61,7 @@ func newChart(rows []audit.CacheRow) chart {
 			b.ReuseY = c.Baseline - reuse
 			b.ResendY = b.ReuseY - b.ResendH
 		}
-		b.LabelX, b.LabelY = b.X+barWidth/2+4, c.Baseline+6
+		b.LabelX, b.LabelY = b.X+w/2, c.Baseline+10
 		c.Bars = append(c.Bars, b)
 	}
 	return c
