@@ -201,10 +201,7 @@ func Cache(ctx context.Context, st Store, head eventlog.Head, w Window, fn func(
 		}
 		var row *CacheRow
 		if !s.Null {
-			wire, err := WireOrder(s)
-			if err != nil {
-				return err
-			}
+			wire := WireOrder(s)
 			cur := &cacheState{wire: wire, header: s.Header, gen: s.Gen, snapshots: s.Snapshots, lastSnapshotKind: s.LastReason}
 			if w.has(i) {
 				row = &CacheRow{Ref: Ref{s.Turn, s.Step}, Start: s.Start, Bytes: len(wire)}
@@ -301,21 +298,31 @@ func equalJSONs(a, b [][]byte) bool {
 }
 
 // WireOrder lays a step's request out as providers put it on the wire: the
-// system prompt, the tools, then the messages (prefix, then history).
-func WireOrder(s rebuild.Step) ([]byte, error) {
-	var b []byte
+// system prompt, the tools, then the messages (prefix, then history). The
+// step must come from a Builder that built its request.
+func WireOrder(s rebuild.Step) []byte {
+	n := len(s.Header.System) + 2
+	for _, t := range s.Header.Tools {
+		n += len(t.JSON) + 1
+	}
+	for _, m := range s.Header.Prefix {
+		n += len(m)
+	}
+	for _, m := range s.History {
+		n += len(m)
+	}
+	b := make([]byte, 0, n+16)
 	if s.Header.System != "" {
 		b = codec.AppendJSONString(b, []byte(s.Header.System))
 	}
 	if len(s.Header.Tools) > 0 {
 		b = s.Header.AppendToolsJSON(b)
 	}
-	msgs, err := Messages(s.Request)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range msgs {
+	for _, m := range s.Header.Prefix {
 		b = append(b, m...)
 	}
-	return b, nil
+	for _, m := range s.History {
+		b = append(b, m...)
+	}
+	return b
 }

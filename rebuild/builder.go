@@ -22,6 +22,10 @@ type Step struct {
 	// Request is the request's canonical JSON; nil when Null, or when the
 	// Builder was asked for digests only.
 	Request []byte
+	// History is the derived history of the request (SPEC §4), one
+	// message's canonical JSON each, set with Request: the messages after
+	// Header.Prefix. The slices alias the fold's and must not be changed.
+	History [][]byte
 	// Digest is the SHA-256 of the canonical JSON (zero when Null).
 	Digest [32]byte
 	// Header is the header the request was built under (zero when Null).
@@ -313,6 +317,7 @@ func (b *Builder) compute(p *pending, request bool, buf []byte) Step {
 	d.Sum(out.Digest[:0])
 	if request {
 		out.Request = appendRequestNodes(buf, &h, p.nodes, b.id)
+		out.History = messages(p.nodes)
 	}
 	return out
 }

@@ -51,6 +51,9 @@ func TestBuilderMatchesFromScratch(t *testing.T) {
 			if f.Digest != w.Digest || l.Digest != w.Digest || l.Null != w.Null {
 				t.Fatalf("seed %d step %d (seq %d): digest differs", seed, i, w.Start)
 			}
+			if f.Request != nil && !bytes.Equal(rebuild.AppendRequest(nil, &f.Header, f.History, h.ID), f.Request) {
+				t.Fatalf("seed %d step %d (seq %d): History does not rebuild the request", seed, i, w.Start)
+			}
 			if l.Request != nil {
 				t.Fatalf("seed %d step %d: digest-only builder kept the request", seed, i)
 			}
