@@ -15,6 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
+	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
 )
 
@@ -32,7 +33,7 @@ func (e *events) Next() (codec.Event, error) {
 
 func openStore(t testing.TB) *eventlog.Log {
 	t.Helper()
-	st, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true})
+	st, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}

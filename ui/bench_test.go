@@ -13,6 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
+	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/ui"
 	"github.com/sessionlog/sessionlog/verify"
 )
@@ -39,7 +40,7 @@ func BenchmarkPages100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	path := filepath.Join(b.TempDir(), "s.db")
-	st, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	st, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
 	"github.com/sessionlog/sessionlog/ui"
 )
@@ -64,7 +65,7 @@ func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	w, err := eventlog.Open(path, &eventlog.Options{NoSync: true})
+	w, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
 	if err != nil {
 		t.Fatal(err)
 	}
