@@ -228,10 +228,10 @@ func badRequestf(format string, args ...interface{}) error {
 func (s *Server) head(r *http.Request) (eventlog.Head, error) {
 	id := r.PathValue("id")
 	h, err := s.st.Head(r.Context(), id)
-	if err != nil {
-		return h, errors.Wrapf(err, "session %s", errors.Safe(id))
+	if errors.Is(err, eventlog.ErrNotFound) {
+		return h, errors.Mark(errors.Newf("no session %s in this store", errors.Safe(id)), eventlog.ErrNotFound)
 	}
-	return h, nil
+	return h, err // eventlog's errors name the session
 }
 
 // overview returns the session's overview, from the cache while the

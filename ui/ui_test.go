@@ -50,7 +50,7 @@ func TestRoutes(t *testing.T) {
 		{"session page 2", "/s/plain?from=10", 200, "text/html", []string{"Timeline: events 10–", "← earlier"}},
 		{"session bad from", "/s/plain?from=x", 400, "text/html", []string{"from is a non-negative integer"}},
 		{"fork child", "/s/plain-child", 200, "text/html", []string{`href="/s/plain"`, "inheriting"}},
-		{"no session", "/s/nope", 404, "text/html", []string{"session nope"}},
+		{"no session", "/s/nope", 404, "text/html", []string{"no session nope in this store"}},
 		{"verify", "/s/plain/verify", 200, "text/html", []string{"OK:", "No findings."}},
 		{"verify child", "/s/plain-child/verify", 200, "text/html", []string{"OK:"}},
 		{"step", "/s/plain/step/1.2", 200, "text/html", []string{"Step 1.2", "matches", "new", "request-1.2.json", "Header in force", "This server has no wire renderers"}},
@@ -73,7 +73,7 @@ func TestRoutes(t *testing.T) {
 		{"api cache", "/api/sessions/plain/cache", 200, "application/json", []string{`"reason":"first"`, `"total":{"requests":`}},
 		{"api diff", "/api/sessions/plain/diff?a=1.1&b=1.2", 200, "application/json", []string{`"relation":"appended"`}},
 		{"api verify", "/api/sessions/plain/verify", 200, "application/json", []string{`"failed":false`}},
-		{"api no session", "/api/sessions/nope", 404, "application/json", []string{`{"error":"session nope`}},
+		{"api no session", "/api/sessions/nope", 404, "application/json", []string{`{"error":"no session nope in this store"}`}},
 		{"api bad step", "/api/sessions/plain/steps/0.1", 400, "application/json", []string{`"error"`}},
 		{"unknown", "/nowhere", 404, "text/plain", nil},
 	}
