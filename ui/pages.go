@@ -253,7 +253,11 @@ func (s *Server) verify(r *http.Request) (verify.Result, error) {
 	if !ok {
 		return verify.Result{}, errors.Newf("this store cannot be verified from the UI")
 	}
-	id := r.PathValue("id")
+	h, err := s.head(r)
+	if err != nil {
+		return verify.Result{}, err
+	}
+	id := h.Header.ID
 	res, err := verify.Session(r.Context(), vs, id, verify.Options{Strict: r.URL.Query().Get("strict") != ""})
 	if err != nil {
 		return res, errors.Wrapf(err, "verify %s", errors.Safe(id))
