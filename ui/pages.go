@@ -159,7 +159,8 @@ func rowOf(ev *codec.Event) eventRow {
 	return row
 }
 
-// lineage returns the children of session id, by id.
+// children returns the forks of session id, by id, and whether its
+// parent is in the store.
 func (s *Server) children(r *http.Request, id string) ([]string, bool, error) {
 	heads, err := s.st.Sessions(r.Context())
 	if err != nil {
@@ -249,7 +250,7 @@ func (s *Server) verifyPage(w http.ResponseWriter, r *http.Request) error {
 
 // verify runs verify.Session on the session of the request.
 func (s *Server) verify(r *http.Request) (verify.Result, error) {
-	vs, ok := s.st.(verifier)
+	vs, ok := s.st.(verify.Store) // *eventlog.Log is one
 	if !ok {
 		return verify.Result{}, errors.Newf("this store cannot be verified from the UI")
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/rebuild"
-	"github.com/sessionlog/sessionlog/verify"
 )
 
 //go:embed templates/*.html
@@ -29,8 +28,8 @@ var staticFS embed.FS
 // malformed step name, seq or page number (HTTP 400).
 var ErrBadRequest = errors.New("ui: bad request")
 
-// ErrRemote marks an address that is not loopback, refused without
-// Options.AllowRemote semantics (see CheckAddr).
+// ErrRemote marks an address CheckAddr refuses: not loopback, and remote
+// access not allowed.
 var ErrRemote = errors.New("ui: not a loopback address")
 
 // Renderer renders a step's request as the body a provider received (SPEC
@@ -263,11 +262,6 @@ func (s *Server) overview(ctx context.Context, h eventlog.Head) (*audit.Overview
 	}
 	s.cache[id] = &overview{next: h.Next, chain: h.Chain, used: time.Now(), o: o}
 	return o, nil
-}
-
-// verifier is the store verify reads; *eventlog.Log is one.
-type verifier interface {
-	verify.Store
 }
 
 // intParam reads a non-negative integer query parameter, def when absent.
