@@ -231,7 +231,7 @@ func TestDiffSteps(t *testing.T) {
 			t.Fatalf("diverged without the messages: %+v", d)
 		}
 	}
-	if !relations[audit.MessagesAppended] {
+	if !relations[audit.MessagesAppended] || !relations[audit.MessagesDiverged] {
 		t.Errorf("relations %v: no step appended to the one before", relations)
 	}
 	_, err = audit.DiffSteps(ctx, st, h, refs[0], audit.Ref{Turn: 9999, Step: 1})
