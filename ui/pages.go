@@ -24,6 +24,7 @@ import (
 // that html/template escapes for its context.
 var funcs = template.FuncMap{
 	"sessionURL": sessionURL,
+	"apiURL":     func(id string) string { return "/api/sessions/" + url.PathEscape(id) },
 	"stepURL":    stepURL,
 	"time":       timestamp,
 	"hex":        func(d [32]byte) string { return hex.EncodeToString(d[:]) },
@@ -185,6 +186,10 @@ func (s *Server) children(r *http.Request, id string) ([]string, bool, error) {
 	return out, parentHere, nil
 }
 
+// listed bounds the header events and compactions the session page lists;
+// the API lists them all.
+const listed = 200
+
 // sessionPage is the timeline: the session's lineage, header events and
 // compactions, then one page of events, streamed as they are read.
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) error {
@@ -211,6 +216,8 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) error {
 		"ParentHere": parentHere, "From": from, "To": to, "Page": page,
 		"Prev": max(from-page, 0), "HasPrev": from > 0, "Next": from + page, "HasNext": from+page < h.Next,
 		"FirstStep": firstStep(o),
+		"Headers":   o.Headers[:min(len(o.Headers), listed)], "MoreHeaders": max(len(o.Headers)-listed, 0),
+		"Compactions": o.Compactions[:min(len(o.Compactions), listed)], "MoreCompactions": max(len(o.Compactions)-listed, 0),
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	bw := bufio.NewWriterSize(w, 32<<10)
