@@ -36,7 +36,7 @@ The UI binds a loopback address only: any other --addr (":8080", a LAN
 address) needs --allow-remote, since whoever reaches it reads every
 session. It prints the URL it serves on stdout, logs one line per request
 on stderr (never a path or anything from the log), and runs until
-interrupted. Like every reader it holds the store's shared lock while it
+interrupted: Ctrl-C is its normal end, after which it exits 0. Like every reader it holds the store's shared lock while it
 runs: a command or loop that writes to the store waits for it (up to its
 --lock-timeout), so serve a copy of a store that is being written.`,
 		Args: maxArgs(0),
