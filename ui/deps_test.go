@@ -15,6 +15,7 @@ func TestDeps(t *testing.T) {
 		"github.com/sessionlog/sessionlog/audit":    "floor 5",
 		"github.com/sessionlog/sessionlog/verify":   "floor 5",
 		"github.com/sessionlog/sessionlog/rebuild":  "floor 3",
+		"github.com/sessionlog/sessionlog/wire":     "floor 3: the bodies of SPEC §12",
 		"github.com/sessionlog/sessionlog/eventlog": "floor 4",
 		"github.com/sessionlog/sessionlog/codec":    "floor 1",
 	}

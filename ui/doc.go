@@ -12,7 +12,8 @@
 //	/s/{id}/verify                 verify.Session, run on demand
 //	/s/{id}/step/{T.S}             a step: its digest against the recorded ones, the header in
 //	                               force, the request's messages (collapsible; those new since the
-//	                               previous step open and highlighted), the wire bodies
+//	                               previous step open and highlighted), the body each wire
+//	                               renderer sends
 //	/s/{id}/step/{T.S}/request.json  the request's exact bytes, as a download
 //	/s/{id}/cache?from=I           the cache chart (an SVG drawn here) and table, 100 steps a page
 //	/s/{id}/diff?a=T.S&b=T.S       two steps: the header fields that changed, the first diverging
@@ -34,9 +35,10 @@
 // cached per session while the head is unchanged; the timeline scans one
 // page of events and streams it; a step, a page of the cache chart or a
 // diff folds the log up to the steps shown and builds only their
-// requests (package audit). The wire bodies come from the Renderers the
-// caller hands over, one per renderer of SPEC §12.
+// requests (package audit). The step page shows the wire body of each
+// Renderer the caller hands over; WireRenderers gives one per renderer of
+// package wire (SPEC §12), as logtool serve uses.
 //
-// ui sits on floor 7 of DESIGN.md: it imports audit, verify, rebuild,
-// eventlog and codec, and nothing imports it but the commands.
+// ui sits on floor 7 of DESIGN.md: it imports audit, verify, wire,
+// rebuild, eventlog and codec, and nothing imports it but the commands.
 package ui

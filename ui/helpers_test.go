@@ -111,7 +111,7 @@ func newFixture(t testing.TB) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	f := &fixture{path: path, st: st, logs: &strings.Builder{}}
-	f.srv, err = ui.New(st, &ui.Options{Logger: newLogger(f.logs)})
+	f.srv, err = ui.New(st, &ui.Options{Logger: newLogger(f.logs), Renderers: ui.WireRenderers()})
 	if err != nil {
 		t.Fatal(err)
 	}

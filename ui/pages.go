@@ -315,6 +315,8 @@ type recordedView struct {
 
 type bodyView struct {
 	Name, Body, Err string
+	// Named is set for the renderer the step's config names (its wire).
+	Named bool
 }
 
 // step rebuilds the request of the step named in the request and the one
@@ -390,7 +392,7 @@ func (s *Server) step(r *http.Request) (*stepView, error) {
 	}
 	for _, rd := range s.opts.Renderers {
 		b, err := rd.Body(v.Step)
-		bv := bodyView{Name: rd.Name, Body: string(b)}
+		bv := bodyView{Name: rd.Name, Body: string(b), Named: v.Step.Header.Config.HasWire && v.Step.Header.Config.Wire == rd.Name}
 		if err != nil {
 			bv.Err = err.Error()
 		}

@@ -53,7 +53,7 @@ func TestRoutes(t *testing.T) {
 		{"no session", "/s/nope", 404, "text/html", []string{"no session nope in this store"}},
 		{"verify", "/s/plain/verify", 200, "text/html", []string{"OK:", "No findings."}},
 		{"verify child", "/s/plain-child/verify", 200, "text/html", []string{"OK:"}},
-		{"step", "/s/plain/step/1.2", 200, "text/html", []string{"Step 1.2", "matches", "new", "request-1.2.json", "Header in force", "This server has no wire renderers"}},
+		{"step", "/s/plain/step/1.2", 200, "text/html", []string{"Step 1.2", "matches", "new", "request-1.2.json", "Header in force", "anthropic-messages", "openai-chat", `&#34;stream&#34;:true`}},
 		{"first step", "/s/plain/step/1.1", 200, "text/html", []string{"the first request of the session"}},
 		{"no step", "/s/plain/step/9.9", 404, "text/html", []string{"no step 9.9"}},
 		{"bad step", "/s/plain/step/x", 400, "text/html", []string{"T.S"}},

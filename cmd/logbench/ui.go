@@ -36,7 +36,8 @@ type uiResult struct {
 // overview's fold every time.
 func measureUI(ctx context.Context, c config, sessions []*benchSession, p progress) ([]uiResult, error) {
 	s := sessions[len(sessions)-1]
-	srv, err := ui.New(s.st, nil)
+	opts := &ui.Options{Renderers: ui.WireRenderers()} // as logtool serve
+	srv, err := ui.New(s.st, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +91,7 @@ func measureUI(ctx context.Context, c config, sessions []*benchSession, p progre
 		if pg.target == "" {
 			out[i].target = id
 			ops[i] = func() error {
-				cold, err := ui.New(s.st, nil)
+				cold, err := ui.New(s.st, opts)
 				if err != nil {
 					return err
 				}

@@ -61,7 +61,7 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 		return err
 	}
 	defer closeStore(st, &err)
-	srv, err := ui.New(st, &ui.Options{Logger: slog.New(slog.NewTextHandler(stderr, nil)), Renderers: renderers()})
+	srv, err := ui.New(st, &ui.Options{Logger: slog.New(slog.NewTextHandler(stderr, nil)), Renderers: ui.WireRenderers()})
 	if err != nil {
 		return err
 	}
@@ -82,6 +82,3 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 	defer cancel()
 	return errors.Wrap(hs.Shutdown(shut), "serve: shut down")
 }
-
-// renderers are the wire renderers whose bodies the step page shows.
-func renderers() []ui.Renderer { return nil }
