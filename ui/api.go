@@ -46,8 +46,9 @@ GET /api/sessions/{id}/steps?from=I&limit=N
     {"steps":[{"turn","step","stepStartSeq","digest","recorded":[{"seq","sha256","match"}]}],"total":N}:
     the steps in log order from index I; digest null when the step has no request.
 GET /api/sessions/{id}/steps/{T.S}
-    {"turn","step","stepStartSeq","digest","recorded":[…],"headerSeq","same","request"}: request is the exact
-    canonical request (null when none), same counts its leading messages shared with the previous request.
+    {"turn","step","stepStartSeq","digest","recorded":[…],"headerSeq","same","bodies":[{"wire","body"|"error"}],
+    "request"}: request is the exact canonical request (null when none), same counts its leading messages shared
+    with the previous request, and each body is a wire renderer's exact body as a JSON string (SPEC §12).
     GET /s/{id}/step/{T.S}/request.json downloads the request bytes alone.
 GET /api/sessions/{id}/cache?from=I&limit=N
     {"rows":[ROW…],"total":TOTAL}: ROW and TOTAL are the lines of logtool cache --json, for steps I..I+N-1
@@ -293,7 +294,23 @@ func (s *Server) apiStep(w http.ResponseWriter, r *http.Request) error {
 	j.int(v.Step.HeaderSeq)
 	j.raw(`,"same":`)
 	j.int(int64(v.Same))
-	j.raw(`,"request":`)
+	j.raw(`,"bodies":[`)
+	for i, b := range v.Bodies {
+		if i > 0 {
+			j.raw(",")
+		}
+		j.raw(`{"wire":`)
+		j.str(b.Name)
+		if b.Err != "" {
+			j.raw(`,"error":`)
+			j.str(b.Err)
+		} else {
+			j.raw(`,"body":`)
+			j.str(b.Body)
+		}
+		j.raw("}")
+	}
+	j.raw(`],"request":`)
 	if v.Step.Null {
 		j.raw("null")
 	} else {

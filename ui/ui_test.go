@@ -69,7 +69,7 @@ func TestRoutes(t *testing.T) {
 		{"api session", "/api/sessions/plain", 200, "application/json", []string{`"forks":["plain-child"]`, `"reason":"initial"`}},
 		{"api events", "/api/sessions/plain/events?from=0&limit=3", 200, "application/json", []string{`{"events":[{"type":"turn/start","seq":0`, `"next":3`}},
 		{"api steps", "/api/sessions/plain/steps", 200, "application/json", []string{`"turn":1,"step":1`, `"match":true`}},
-		{"api step", "/api/sessions/plain/steps/1.2", 200, "application/json", []string{`"same":1`, `"request":{"provider":"p"`}},
+		{"api step", "/api/sessions/plain/steps/1.2", 200, "application/json", []string{`"same":1`, `"bodies":[{"wire":"anthropic-messages","body":"{\"model\":\"m-1\"`, `"request":{"provider":"p"`}},
 		{"api cache", "/api/sessions/plain/cache", 200, "application/json", []string{`"reason":"first"`, `"total":{"requests":`}},
 		{"api diff", "/api/sessions/plain/diff?a=1.1&b=1.2", 200, "application/json", []string{`"relation":"appended"`}},
 		{"api verify", "/api/sessions/plain/verify", 200, "application/json", []string{`"failed":false`}},
