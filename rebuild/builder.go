@@ -23,8 +23,9 @@ type Step struct {
 	// Builder was asked for digests only.
 	Request []byte
 	// History is the derived history of the request (SPEC §4), one
-	// message's canonical JSON each, set with Request: the messages after
-	// Header.Prefix. The slices alias the fold's and must not be changed.
+	// message's canonical JSON each: the messages after Header.Prefix. It
+	// is set with Request on the steps the Builder emits (not by Peek).
+	// The slices alias the fold's and must not be changed.
 	History [][]byte
 	// Digest is the SHA-256 of the canonical JSON (zero when Null).
 	Digest [32]byte
@@ -248,6 +249,9 @@ func (b *Builder) refreshCache(h *header.Snapshot) {
 func (b *Builder) finish(p *pending) {
 	p.done = true
 	p.out = b.compute(p, b.opts.Requests && (b.opts.Keep == nil || b.opts.Keep(p.start)), nil)
+	if p.out.Request != nil {
+		p.out.History = messages(p.nodes)
+	}
 	p.nodes, p.state = nil, nil
 }
 
@@ -317,7 +321,6 @@ func (b *Builder) compute(p *pending, request bool, buf []byte) Step {
 	d.Sum(out.Digest[:0])
 	if request {
 		out.Request = appendRequestNodes(buf, &h, p.nodes, b.id)
-		out.History = messages(p.nodes)
 	}
 	return out
 }
