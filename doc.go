@@ -38,6 +38,10 @@
 //   - verify: the end-to-end check of a stored session: records, chain
 //     hash, every rule of the log, every step's rebuild and digest.
 //   - salvage: copying what still verifies out of a damaged store.
+//   - audit: what an audit shows, for logtool and the UI alike: event
+//     summaries, a session's step index, the cache report, the diff of
+//     two steps.
+//   - ui: the read-only audit web UI that logtool serve runs.
 //   - fuzz: native fuzz targets for the codec and for rebuild over
 //     mutated logs.
 //   - stress: the proofs under stress: crash-kill, corruption sweep,
@@ -50,7 +54,7 @@
 //   - internal/metrictest: a recording OpenTelemetry MeterProvider for
 //     tests of the metrics.
 //   - cmd/logtool: the command line: import, export, ls, show, stat, fork,
-//     replay, verify, diff, cache, run, salvage and demo.
+//     replay, verify, diff, cache, serve, run, salvage and demo.
 //   - cmd/logbench: the benchmark report, BENCHMARKS.md.
 //
 // The quickest way in is the demo: go run ./cmd/logtool demo.

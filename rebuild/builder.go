@@ -22,6 +22,11 @@ type Step struct {
 	// Request is the request's canonical JSON; nil when Null, or when the
 	// Builder was asked for digests only.
 	Request []byte
+	// History is the derived history of the request (SPEC §4), one
+	// message's canonical JSON each: the messages after Header.Prefix. It
+	// is set with Request on the steps the Builder emits (not by Peek).
+	// The slices alias the fold's and must not be changed.
+	History [][]byte
 	// Digest is the SHA-256 of the canonical JSON (zero when Null).
 	Digest [32]byte
 	// Header is the header the request was built under (zero when Null).
@@ -50,6 +55,11 @@ type BuilderOptions struct {
 	// Without it the Builder computes digests only, in time linear in the
 	// log; with it, writing each request is proportional to its size.
 	Requests bool
+	// Keep, when set, narrows Requests to the steps it returns true for,
+	// by the seq of their step/start; the others get digests only. A
+	// reader that shows a few steps of a long session folds the whole log
+	// in linear time and writes only the requests it shows.
+	Keep func(start int64) bool
 }
 
 // Builder folds a session's events one at a time and yields each step's
@@ -238,7 +248,10 @@ func (b *Builder) refreshCache(h *header.Snapshot) {
 // finish settles p with the header in force now.
 func (b *Builder) finish(p *pending) {
 	p.done = true
-	p.out = b.compute(p, b.opts.Requests, nil)
+	p.out = b.compute(p, b.opts.Requests && (b.opts.Keep == nil || b.opts.Keep(p.start)), nil)
+	if p.out.Request != nil {
+		p.out.History = messages(p.nodes)
+	}
 	p.nodes, p.state = nil, nil
 }
 

@@ -39,8 +39,9 @@ func TestBuilderMatchesFromScratch(t *testing.T) {
 		}
 		full := build(t, h, evs, rebuild.BuilderOptions{Requests: true})
 		lean := build(t, h, evs, rebuild.BuilderOptions{})
-		if len(full) != len(want) || len(lean) != len(want) {
-			t.Fatalf("seed %d: %d/%d steps, want %d", seed, len(full), len(lean), len(want))
+		odd := build(t, h, evs, rebuild.BuilderOptions{Requests: true, Keep: func(start int64) bool { return start%2 == 1 }})
+		if len(full) != len(want) || len(lean) != len(want) || len(odd) != len(want) {
+			t.Fatalf("seed %d: %d/%d/%d steps, want %d", seed, len(full), len(lean), len(odd), len(want))
 		}
 		for i := range want {
 			w, f, l := want[i], full[i], lean[i]
@@ -50,8 +51,16 @@ func TestBuilderMatchesFromScratch(t *testing.T) {
 			if f.Digest != w.Digest || l.Digest != w.Digest || l.Null != w.Null {
 				t.Fatalf("seed %d step %d (seq %d): digest differs", seed, i, w.Start)
 			}
+			if f.Request != nil && !bytes.Equal(rebuild.AppendRequest(nil, &f.Header, f.History, h.ID), f.Request) {
+				t.Fatalf("seed %d step %d (seq %d): History does not rebuild the request", seed, i, w.Start)
+			}
 			if l.Request != nil {
 				t.Fatalf("seed %d step %d: digest-only builder kept the request", seed, i)
+			}
+			// Keep narrows the full requests to the steps it names.
+			if o := odd[i]; o.Digest != w.Digest || (w.Start%2 == 1) != (o.Request != nil) && !w.Null ||
+				o.Request != nil && !bytes.Equal(o.Request, w.Request) {
+				t.Fatalf("seed %d step %d (seq %d): Keep builder differs", seed, i, w.Start)
 			}
 		}
 	}

@@ -24,7 +24,10 @@
 //     at 1, 64 and 256 concurrent sessions, one event per commit, against
 //     the bbolt store and the JSONL baseline, with p50 and p99 latency, and
 //     the scan throughput of the largest session against bbolt; in a
-//     schema of its own, dropped at the end.
+//     schema of its own, dropped at the end;
+//   - the time of each page of the audit UI (package ui, logtool serve)
+//     on the largest session, served in process through the whole
+//     handler, against verify.Session of the same session.
 //
 // Usage:
 //

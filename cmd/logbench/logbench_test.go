@@ -99,7 +99,7 @@ func TestQuick(t *testing.T) {
 
 	secs, order := sections(doc)
 	wantOrder := []string{"Machine", "Summary", "Durable appends", "Verify and the naive rebuild",
-		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Transcript import", "PostgreSQL store"}
+		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Transcript import", "PostgreSQL store", "Audit UI"}
 	if strings.Join(order, "/") != strings.Join(wantOrder, "/") {
 		t.Fatalf("sections = %q, want %q", order, wantOrder)
 	}
@@ -111,13 +111,14 @@ func TestQuick(t *testing.T) {
 		numbers []int // columns holding numbers
 	}{
 		{name: "machine", section: "Machine", rows: 8},
-		{name: "summary", section: "Summary", rows: 17, ratios: []int{3}, numbers: []int{1, 2}},
+		{name: "summary", section: "Summary", rows: 18, ratios: []int{3}, numbers: []int{1, 2}},
 		{name: "durable", section: "Durable appends", rows: 3, ratios: []int{3}, numbers: []int{1, 2, 4, 5, 6}},
 		{name: "verify", section: "Verify and the naive rebuild", rows: len(quickSizes), numbers: []int{0, 1, 2, 3}},
 		{name: "codec", section: "Codec against encoding/json", rows: 4, ratios: []int{4}, numbers: []int{2, 3, 5, 6}},
 		{name: "space", section: "Bytes on disk", rows: len(quickSizes) + len(durableModes), ratios: []int{6, 7}, numbers: []int{1, 2, 3, 4, 5}},
 		{name: "memory", section: "Memory", rows: len(quickSizes), ratios: []int{6}, numbers: []int{0, 1, 2, 3, 4, 5, 7}},
 		{name: "transcripts", section: "Transcript import", rows: 2, ratios: []int{6, 7, 8}, numbers: []int{2, 3, 4, 5}},
+		{name: "ui", section: "Audit UI", rows: 9, ratios: []int{4}, numbers: []int{1, 2, 3}},
 	}
 	for _, tt := range shapes {
 		t.Run(tt.name, func(t *testing.T) {

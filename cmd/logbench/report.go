@@ -23,6 +23,7 @@ type report struct {
 	// transcripts are the transcript import figures (SPEC §13).
 	transcripts []transcriptResult
 	pg          pgResults
+	ui          []uiResult
 }
 
 // table is a Markdown table.
@@ -115,6 +116,7 @@ func (r *report) markdown() string {
 	r.writeWire(&b)
 	r.writeTranscripts(&b)
 	r.writePostgres(&b)
+	r.writeUI(&b)
 	return b.String()
 }
 
@@ -172,7 +174,42 @@ func (r *report) summary() *table {
 			mib(mr.peak.Median)+" MiB", mib(float64(mr.jsonl))+" MiB", ratio(mr.peak.Median/float64(mr.jsonl)))
 	}
 	r.wireSummary(t)
+	if len(r.ui) > 0 {
+		w := r.ui[0]
+		for _, u := range r.ui {
+			if u.pageTime > w.pageTime {
+				w = u
+			}
+		}
+		t.add(fmt.Sprintf("slowest audit UI page (%s), %s-event session: page ÷ verify", w.page, group(r.sessions[len(r.sessions)-1].events)),
+			dur(w.pageTime), dur(w.verifyTime), ratio(w.ratio.Median))
+	}
 	return t
+}
+
+// writeUI writes the audit UI's page times.
+func (r *report) writeUI(b *strings.Builder) {
+	if len(r.ui) == 0 {
+		return
+	}
+	s := r.sessions[len(r.sessions)-1]
+	b.WriteString("## Audit UI\n\n")
+	fmt.Fprintf(b, "`logtool serve`'s pages for the %s-event session (package `ui`), each request served in process\n"+
+		"through the whole handler (routing, the folds, the templates, the answer's bytes), timed interleaved with\n"+
+		"`verify.Session` of the same session, which folds and checks the whole log once: the baseline. The\n"+
+		"server caches a session's overview (its steps and digests, one digest-only fold) after the first\n"+
+		"request, as while a person browses; the cold timeline builds a new server for every request and pays\n"+
+		"for that fold each time. The issue asks for under %s per page on this machine; \"worst round\" is the\n"+
+		"slowest round's median.\n\n", group(s.events), dur(uiLimit))
+	t := newTable("page", "per request", "worst round", "verify", "page ÷ verify", "under "+dur(uiLimit))
+	for _, u := range r.ui {
+		under := "yes"
+		if u.worst >= uiLimit {
+			under = "no"
+		}
+		t.add(u.page, dur(u.pageTime), dur(u.worst), dur(u.verifyTime), ratioRange(u.ratio), under)
+	}
+	t.write(b)
 }
 
 func (r *report) writeDurable(b *strings.Builder) {

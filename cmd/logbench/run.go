@@ -169,6 +169,7 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			r.memory, err = measureMemory(ctx, c, r.sessions, p)
 			return err
 		}},
+		{"audit UI", func() (err error) { r.ui, err = measureUI(ctx, c, r.sessions, p); return err }},
 		{"bytes on disk", func() (err error) { r.space, err = measureSpace(ctx, r.sessions, r.durable); return err }},
 		{"wire", func() (err error) { r.wire, err = measureWire(ctx, c, p); return err }},
 		{"transcript import", func() (err error) { r.transcripts, err = measureTranscripts(ctx, c, work, p); return err }},

@@ -19,6 +19,7 @@
 //	run SCENARIO --provider NAME run a scenario against a real model over HTTP
 //	demo                         import a built-in example session and show it
 //	copy --from DB --to DB       copy sessions between stores, checking chain hashes
+//	serve [--addr HOST:PORT]     the read-only audit web UI (package ui)
 //
 // stdout carries only the requested output. Diagnostics go to stderr, and
 // errors are printed as "logtool: <message>", followed by hints on lines of

@@ -2,98 +2,24 @@ package main
 
 import (
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 )
 
 // maxDepth bounds the nesting logtool follows inside a stored value.
-const maxDepth = 1024
+const maxDepth = audit.MaxDepth
 
-// eachField calls fn with every key and value (its stored image) of the
-// object image obj, in stored order. A value that is not an object calls
-// fn never and is no error.
-func eachField(obj []byte, fn func(key string, val []byte) error) error {
-	r := codec.NewReader(obj)
-	t, err := r.Next()
-	if err != nil {
-		return errors.Wrap(err, "read stored value")
-	}
-	if t.Kind != codec.KindObject {
-		return nil
-	}
-	for i := 0; i < t.N; i++ {
-		k, err := r.Next()
-		if err != nil {
-			return errors.Wrap(err, "read stored key")
-		}
-		v, err := r.Value(maxDepth)
-		if err != nil {
-			return errors.Wrap(err, "read stored value")
-		}
-		if err := fn(string(k.Str), v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// The readers of stored values are package audit's, shared with the web UI.
+var (
+	eachField    = audit.EachField
+	lookup       = audit.Lookup
+	scalar       = audit.Scalar
+	lookupString = audit.LookupString
+	jsonOf       = audit.JSONOf
+)
 
-// errFound stops eachField once lookup has what it wants.
+// errFound stops a walk over stored fields once it has what it wants.
 var errFound = errors.New("logtool: found")
-
-// lookup follows keys from the object image obj and returns the stored
-// image of the value they name; ok is false when one is missing or a value
-// on the way is not an object.
-func lookup(obj []byte, keys ...string) (val []byte, ok bool, err error) {
-	val = obj
-	for _, key := range keys {
-		var next []byte
-		err := eachField(val, func(k string, v []byte) error {
-			if k == key {
-				next = v
-				return errFound
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, errFound) {
-			return nil, false, err
-		}
-		if next == nil {
-			return nil, false, nil
-		}
-		val = next
-	}
-	return val, true, nil
-}
-
-// scalar reads the token of a stored value (for a container, its header).
-func scalar(val []byte) codec.Token {
-	t, err := codec.NewReader(val).Next()
-	if err != nil {
-		return codec.Token{}
-	}
-	return t
-}
-
-// lookupString returns the string at keys, or "" when there is none.
-func lookupString(obj []byte, keys ...string) string {
-	v, ok, err := lookup(obj, keys...)
-	if err != nil || !ok {
-		return ""
-	}
-	if t := scalar(v); t.Kind == codec.KindString {
-		return string(t.Str)
-	}
-	return ""
-}
-
-// jsonOf returns the JSON text of a stored value ("" if it is damaged,
-// which the store's strict decoding rules out).
-func jsonOf(val []byte) string {
-	out, _, err := codec.ToJSON(nil, val)
-	if err != nil {
-		return ""
-	}
-	return string(out)
-}
 
 // usage sums the token usage of assistant messages (SPEC §2.5: the
 // disjoint buckets of assistant/message.data.usage).

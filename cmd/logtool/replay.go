@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/rebuild"
@@ -187,14 +188,7 @@ func eachStep(ctx context.Context, st store, db, id string, requests bool, fn fu
 	if err != nil {
 		return err
 	}
-	b := rebuild.NewBuilder(head.Header, rebuild.BuilderOptions{Requests: requests}, fn)
-	err = scanRange(ctx, st, id, 0, head.Next-1, func(ev *codec.Event) error {
-		return b.Add(ev)
-	})
-	if err != nil {
-		return errors.Wrapf(err, "rebuild %s", errors.Safe(id))
-	}
-	return b.End()
+	return audit.Steps(ctx, st, head, rebuild.BuilderOptions{Requests: requests}, nil, fn)
 }
 
 // writeStepJSON writes a step as replay's json line.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/header"
 	"github.com/sessionlog/sessionlog/rebuild"
@@ -179,14 +180,5 @@ func writeIndented(w *bufio.Writer, first, rest, text string) {
 	}
 }
 
-func quoteList(ss []string) string {
-	var b []byte
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = codec.AppendJSONString(b, []byte(s))
-	}
-	return string(append(b, ']'))
-}
+// quoteList writes strings as a JSON array.
+var quoteList = audit.QuoteList

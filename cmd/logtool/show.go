@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/spf13/cobra"
@@ -147,7 +148,7 @@ func seqRange(n int64) string {
 // eventLine is the line show prints for ev: seq (right-aligned to width),
 // type, summary.
 func eventLine(ev *codec.Event, width int) string {
-	line := fmt.Sprintf("%*d  %-20s  %s", width, ev.Seq, ev.Type, summarize(ev))
+	line := fmt.Sprintf("%*d  %-20s  %s", width, ev.Seq, ev.Type, audit.Summary(ev))
 	for len(line) > 0 && line[len(line)-1] == ' ' {
 		line = line[:len(line)-1]
 	}
@@ -155,27 +156,8 @@ func eventLine(ev *codec.Event, width int) string {
 }
 
 // scanRange calls fn for the events of session id with seqs from..to.
-func scanRange(ctx context.Context, st store, id string, from, to int64, fn func(*codec.Event) error) (err error) {
-	it, err := st.Scan(ctx, id, from)
-	if err != nil {
-		return errors.Wrapf(err, "session %s", errors.Safe(id))
-	}
-	defer func() { err = errors.CombineErrors(err, it.Close()) }()
-	for {
-		ev, err := it.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return errors.Wrapf(err, "session %s", errors.Safe(id))
-		}
-		if ev.Seq > to {
-			return nil
-		}
-		if err := fn(&ev); err != nil {
-			return err
-		}
-	}
+func scanRange(ctx context.Context, st store, id string, from, to int64, fn func(*codec.Event) error) error {
+	return audit.Scan(ctx, st, id, from, to, fn)
 }
 
 // turnRange returns the seqs of turn's turn/start and of its turn/end: the

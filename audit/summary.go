@@ -1,4 +1,4 @@
-package main
+package audit
 
 import (
 	"strconv"
@@ -11,17 +11,17 @@ import (
 // snippetRunes is how much of a text a one-line summary quotes.
 const snippetRunes = 60
 
-// summarize returns a one-line summary of ev for logtool show: turn and
-// step numbers, a quoted start of any text, tool names, header reasons and
-// byte sizes. It never fails: what it cannot read it leaves out.
-func summarize(ev *codec.Event) string {
+// Summary returns a one-line summary of ev, as logtool show and the web
+// UI's timeline print it: turn and step numbers, a quoted start of any
+// text, tool names, header reasons and byte sizes. It never fails: what it cannot read it leaves out.
+func Summary(ev *codec.Event) string {
 	var s summary
 	switch d := ev.Data.(type) {
 	case *codec.TurnStart:
 		s.add("turn " + itoa(d.Turn))
-		if kind := lookupString(ev.Raw, "data", "trigger", "kind"); kind != "" && kind != "message" {
+		if kind := LookupString(ev.Raw, "data", "trigger", "kind"); kind != "" && kind != "message" {
 			s.add(kind)
-			if src, ok, _ := lookup(ev.Raw, "data", "trigger", "source"); ok {
+			if src, ok, _ := Lookup(ev.Raw, "data", "trigger", "source"); ok {
 				s.add("from " + sourceName(src))
 			}
 		}
@@ -29,22 +29,22 @@ func summarize(ev *codec.Event) string {
 		s.add("turn " + itoa(d.Turn))
 		s.add(d.Reason)
 		if d.Reason == "error" {
-			if code := lookupString(ev.Raw, "data", "reason", "code"); code != "" {
+			if code := LookupString(ev.Raw, "data", "reason", "code"); code != "" {
 				s.add("code " + code)
 			}
 		}
 	case *codec.StepStart:
-		s.add("step " + step(d.Turn, d.Step))
+		s.add("step " + StepName(d.Turn, d.Step))
 	case *codec.StepEnd:
-		s.add("step " + step(d.Turn, d.Step))
+		s.add("step " + StepName(d.Turn, d.Step))
 	case *codec.UserMessage:
 		s.source(d.Source)
 		s.content(d.Content)
 	case *codec.PromptBlocked:
 		s.source(d.Source)
 		s.content(d.Content)
-		if r, ok, _ := lookup(ev.Raw, "data", "reason"); ok {
-			s.add("reason " + quoteJSON(jsonOf(r)))
+		if r, ok, _ := Lookup(ev.Raw, "data", "reason"); ok {
+			s.add("reason " + quoteJSON(JSONOf(r)))
 		}
 	case *codec.ContextMessage:
 		s.source(d.Source)
@@ -57,28 +57,28 @@ func summarize(ev *codec.Event) string {
 		s.source(d.Source)
 		s.content(d.Content)
 	case *codec.AssistantChunk:
-		s.add(step(d.Turn, d.Step))
+		s.add(StepName(d.Turn, d.Step))
 		s.chunk(ev, d)
 	case *codec.AssistantMessage:
-		s.add(step(d.Turn, d.Step))
+		s.add(StepName(d.Turn, d.Step))
 		s.content(d.Content)
 		if len(d.Content.Blocks) == 0 {
 			s.add("(empty)")
 		}
-		if u, ok, _ := lookup(ev.Raw, "data", "usage"); ok {
+		if u, ok, _ := Lookup(ev.Raw, "data", "usage"); ok {
 			s.add("(" + usageText(u) + ")")
 		}
 	case *codec.ToolCall:
-		s.add(step(d.Turn, d.Step))
+		s.add(StepName(d.Turn, d.Step))
 		s.add(d.Name)
 		s.add(d.CallID)
 		s.add("args " + quote(d.Arguments))
 	case *codec.ToolResult:
-		s.add(step(d.Turn, d.Step))
+		s.add(StepName(d.Turn, d.Step))
 		s.add(d.CallID)
 		if d.IsError {
 			s.add("error")
-			if name := lookupString(ev.Raw, "data", "error", "name"); name != "" {
+			if name := LookupString(ev.Raw, "data", "error", "name"); name != "" {
 				s.add(name)
 			}
 		} else {
@@ -91,16 +91,16 @@ func summarize(ev *codec.Event) string {
 	case *codec.HeaderDelta:
 		s.delta(d.Raw)
 	case *codec.RequestDigest:
-		s.add(step(d.Turn, d.Step))
+		s.add(StepName(d.Turn, d.Step))
 		s.add("sha256 " + d.SHA256[:min(16, len(d.SHA256))] + "…")
 	case *codec.CompactStart:
 		s.add("turn " + itoa(d.Turn))
 	case *codec.CompactSummary:
-		if r, ok, _ := lookup(ev.Raw, "data", "shadowedRange"); ok {
-			s.add("shadows " + jsonOf(r))
+		if r, ok, _ := Lookup(ev.Raw, "data", "shadowedRange"); ok {
+			s.add("shadows " + JSONOf(r))
 		}
-		if v, ok, _ := lookup(ev.Raw, "data", "shadowedTokenCount"); ok {
-			s.add(jsonOf(v) + " tokens")
+		if v, ok, _ := Lookup(ev.Raw, "data", "shadowedTokenCount"); ok {
+			s.add(JSONOf(v) + " tokens")
 		}
 		s.content(d.Summary)
 	case *codec.CompactEnd:
@@ -109,8 +109,8 @@ func summarize(ev *codec.Event) string {
 			s.add("error")
 		}
 	default:
-		if v, ok, _ := lookup(ev.Raw, "data"); ok {
-			s.add(quoteJSON(jsonOf(v)))
+		if v, ok, _ := Lookup(ev.Raw, "data"); ok {
+			s.add(quoteJSON(JSONOf(v)))
 		}
 	}
 	switch ev.Op.Kind {
@@ -160,7 +160,7 @@ func (s *summary) content(c codec.Content) {
 		case codec.BlockToolResult:
 			s.add("result " + b.ToolCallID)
 		default:
-			s.add("[" + b.Type + " " + size(len(jsonOf(b.Raw))) + "]")
+			s.add("[" + b.Type + " " + size(len(JSONOf(b.Raw))) + "]")
 		}
 	}
 }
@@ -172,68 +172,68 @@ func (s *summary) chunk(ev *codec.Event, d *codec.AssistantChunk) {
 	case "text-delta", "reasoning-delta":
 		s.add(quote(d.Text))
 	case "block-start":
-		s.add(lookupString(ev.Raw, "data", "chunk", "blockType"))
+		s.add(LookupString(ev.Raw, "data", "chunk", "blockType"))
 	case "block-end":
-		s.add(lookupString(ev.Raw, "data", "chunk", "block", "type"))
+		s.add(LookupString(ev.Raw, "data", "chunk", "block", "type"))
 	case "tool-call-delta":
-		s.add(lookupString(ev.Raw, "data", "chunk", "name"))
-		s.add(quote(lookupString(ev.Raw, "data", "chunk", "argumentsDelta")))
+		s.add(LookupString(ev.Raw, "data", "chunk", "name"))
+		s.add(quote(LookupString(ev.Raw, "data", "chunk", "argumentsDelta")))
 	case "usage":
-		if u, ok, _ := lookup(ev.Raw, "data", "chunk", "usage"); ok {
+		if u, ok, _ := Lookup(ev.Raw, "data", "chunk", "usage"); ok {
 			s.add(usageText(u))
 		}
 	case "finish":
-		s.add(lookupString(ev.Raw, "data", "chunk", "reason", "kind"))
+		s.add(LookupString(ev.Raw, "data", "chunk", "reason", "kind"))
 	}
 }
 
 // header describes a stored EpochHeader: model, and the size of each part.
 func (s *summary) header(h []byte) {
-	provider := lookupString(h, "config", "provider")
-	model := lookupString(h, "config", "model")
+	provider := LookupString(h, "config", "provider")
+	model := LookupString(h, "config", "model")
 	if provider != "" {
 		model = provider + "/" + model
 	}
 	parts := []string{model}
-	_ = eachField(h, func(k string, v []byte) error {
+	_ = EachField(h, func(k string, v []byte) error {
 		switch k {
 		case "system":
-			text := string(scalar(v).Str)
-			parts = append(parts, "system "+size(len(text))+" in "+count(strings.Count(text, "\n")+1, "line", "lines"))
+			text := string(Scalar(v).Str)
+			parts = append(parts, "system "+size(len(text))+" in "+Count(strings.Count(text, "\n")+1, "line", "lines"))
 		case "tools":
-			parts = append(parts, count(scalar(v).N, "tool", "tools")+" "+size(len(jsonOf(v))))
+			parts = append(parts, Count(Scalar(v).N, "tool", "tools")+" "+size(len(JSONOf(v))))
 		case "messagePrefix":
-			parts = append(parts, "prefix of "+count(scalar(v).N, "message", "messages")+" "+size(len(jsonOf(v))))
+			parts = append(parts, "prefix of "+Count(Scalar(v).N, "message", "messages")+" "+size(len(JSONOf(v))))
 		}
 		return nil
 	})
-	s.add(strings.Join(parts, ", ") + "; header " + size(len(jsonOf(h))))
+	s.add(strings.Join(parts, ", ") + "; header " + size(len(JSONOf(h))))
 }
 
 // delta describes a request/header-delta by the parts it changes.
 func (s *summary) delta(d []byte) {
 	var parts []string
-	_ = eachField(d, func(k string, v []byte) error {
+	_ = EachField(d, func(k string, v []byte) error {
 		switch k {
 		case "system":
-			keepStart, _, _ := lookup(v, "keepStart")
-			keepEnd, _, _ := lookup(v, "keepEnd")
-			insert, _, _ := lookup(v, "insert")
-			parts = append(parts, "system keeps "+jsonOf(keepStart)+" first and "+jsonOf(keepEnd)+
-				" last lines, inserts "+itoa(int64(scalar(insert).N)))
+			keepStart, _, _ := Lookup(v, "keepStart")
+			keepEnd, _, _ := Lookup(v, "keepEnd")
+			insert, _, _ := Lookup(v, "insert")
+			parts = append(parts, "system keeps "+JSONOf(keepStart)+" first and "+JSONOf(keepEnd)+
+				" last lines, inserts "+itoa(int64(Scalar(insert).N)))
 		case "tools":
 			var ops []string
 			for _, f := range []struct{ key, sign string }{{"added", "+"}, {"removed", "-"}, {"changed", "~"}} {
-				if a, ok, _ := lookup(v, f.key); ok {
-					ops = append(ops, f.sign+itoa(int64(scalar(a).N)))
+				if a, ok, _ := Lookup(v, f.key); ok {
+					ops = append(ops, f.sign+itoa(int64(Scalar(a).N)))
 				}
 			}
 			parts = append(parts, "tools "+strings.Join(ops, " "))
 		case "config":
-			parts = append(parts, "config "+lookupString(v, "model"))
+			parts = append(parts, "config "+LookupString(v, "model"))
 		case "messagePrefix":
-			if n := scalar(v).N; n > 0 {
-				parts = append(parts, "prefix of "+count(n, "message", "messages"))
+			if n := Scalar(v).N; n > 0 {
+				parts = append(parts, "prefix of "+Count(n, "message", "messages"))
 			} else {
 				parts = append(parts, "prefix removed")
 			}
@@ -242,19 +242,19 @@ func (s *summary) delta(d []byte) {
 		}
 		return nil
 	})
-	s.add(strings.Join(parts, ", ") + "; delta " + size(len(jsonOf(d))))
+	s.add(strings.Join(parts, ", ") + "; delta " + size(len(JSONOf(d))))
 }
 
 // usageText describes a stored usage object by its token buckets.
 func usageText(u []byte) string {
 	var parts []string
-	_ = eachField(u, func(k string, v []byte) error {
+	_ = EachField(u, func(k string, v []byte) error {
 		name := map[string]string{
 			"inputTokens": "in", "outputTokens": "out", "cacheReadTokens": "cache-read",
 			"cacheWriteTokens": "cache-write", "reasoningTokens": "reasoning",
 		}[k]
 		if name != "" {
-			parts = append(parts, name+" "+jsonOf(v))
+			parts = append(parts, name+" "+JSONOf(v))
 		}
 		return nil
 	})
@@ -263,18 +263,23 @@ func usageText(u []byte) string {
 
 // sourceName names a stored source object: user, plugin:NAME or its kind.
 func sourceName(src []byte) string {
-	kind := lookupString(src, "kind")
+	kind := LookupString(src, "kind")
 	if kind == "plugin" {
-		return "plugin:" + lookupString(src, "plugin")
+		return "plugin:" + LookupString(src, "plugin")
 	}
 	return kind
 }
 
-// count returns n and the noun that fits it.
-func count(n int, one, many string) string { return strconv.Itoa(n) + " " + plural(n, one, many) }
+// Count returns n and the noun that fits it.
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
 
-// step names a step T.S.
-func step(turn, step int64) string { return itoa(turn) + "." + itoa(step) }
+// StepName names a step T.S (turn.step).
+func StepName(turn, step int64) string { return itoa(turn) + "." + itoa(step) }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
