@@ -286,11 +286,9 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 // the store: the head, and a fresh Validator fed every stored event. The
 // caller holds the session's lock and puts the state back (or not).
 func (l *Log) state(ctx context.Context, session string) (*sessionState, error) {
-	if st, ok := l.cache.Get(session); ok {
-		l.obs.cacheLookup(ctx, true)
+	if st, ok := l.cache.Lookup(ctx, session); ok {
 		return st, nil
 	}
-	l.obs.cacheLookup(ctx, false)
 	headRec, headerRec, err := l.publishedRecords(session)
 	if err != nil {
 		return nil, err
@@ -319,6 +317,6 @@ func (l *Log) state(ctx context.Context, session string) (*sessionState, error) 
 				errors.Safe(session), errors.Safe(ev.Seq))
 		}
 	}
-	l.obs.replayedState(ctx, head.Next)
+	l.cache.Replayed(ctx, head.Next)
 	return st, nil
 }

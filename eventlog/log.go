@@ -147,6 +147,7 @@ func Open(path string, opts *Options) (*Log, error) {
 	}
 	l := &Log{db: db, path: path, opts: o, readOnly: o.ReadOnly, replay: o.NewValidator != nil && !o.Unvalidated,
 		cache: sessioncache.New[*sessionState](o.ValidatorCache), damage: damage, obs: newObserver(o.Logger, o.Metrics)}
+	l.cache.Observe(l.obs.kit)
 	if err := l.checkSize(); err != nil {
 		_ = l.db.Close() // no-op when checkSize closed it already
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/internal/observe"
+	"github.com/sessionlog/sessionlog/internal/sessioncache"
 	"go.opentelemetry.io/otel/metric"
 )
 
@@ -25,37 +26,31 @@ const (
 	// MetricValidatorHits and MetricValidatorMisses count the lookups of
 	// a session's validation state in the cache; MetricValidatorReplays
 	// counts the misses that rebuilt it by replaying the stored events,
-	// and MetricValidatorReplayedEvents the events they replayed.
-	MetricValidatorHits           = "sessionlog.store.validator.hits"
-	MetricValidatorMisses         = "sessionlog.store.validator.misses"
-	MetricValidatorReplays        = "sessionlog.store.validator.replays"
-	MetricValidatorReplayedEvents = "sessionlog.store.validator.replayed_events"
+	// and MetricValidatorReplayedEvents the events they replayed. The
+	// cache both stores share records them (internal/sessioncache).
+	MetricValidatorHits           = sessioncache.MetricHits
+	MetricValidatorMisses         = sessioncache.MetricMisses
+	MetricValidatorReplays        = sessioncache.MetricReplays
+	MetricValidatorReplayedEvents = sessioncache.MetricReplayedEvents
 )
 
 // observer is the store's logger and instruments. With no MeterProvider
 // nothing is made, timed or counted.
 type observer struct {
-	log      *slog.Logger
-	on       bool
-	commit   metric.Float64Histogram
-	events   metric.Int64Histogram
-	sync     metric.Float64Histogram
-	hits     metric.Int64Counter
-	misses   metric.Int64Counter
-	replays  metric.Int64Counter
-	replayed metric.Int64Counter
+	log    *slog.Logger
+	kit    *observe.Kit // also the validator cache's (sessioncache.Cache.Observe)
+	on     bool
+	commit metric.Float64Histogram
+	events metric.Int64Histogram
+	sync   metric.Float64Histogram
 }
 
 func newObserver(log *slog.Logger, mp metric.MeterProvider) *observer {
 	k := observe.New(log, mp, "github.com/sessionlog/sessionlog/eventlog")
-	o := &observer{log: k.Log}
+	o := &observer{log: k.Log, kit: k}
 	o.commit = k.Seconds(MetricCommitDuration, "time of one Create or Append until durable")
 	o.events = k.Histogram(MetricCommitEvents, "{event}", "events written by one group-commit transaction")
 	o.sync = k.Seconds(MetricSyncDuration, "time one transaction spent writing and fdatasyncing the file")
-	o.hits = k.Counter(MetricValidatorHits, "validation states found in the cache")
-	o.misses = k.Counter(MetricValidatorMisses, "validation states not in the cache")
-	o.replays = k.Counter(MetricValidatorReplays, "validation states rebuilt by replay")
-	o.replayed = k.Counter(MetricValidatorReplayedEvents, "stored events replayed through validators")
 	o.on = k.On()
 	return o
 }
@@ -78,23 +73,5 @@ func (o *observer) transaction(events int, sync time.Duration) {
 func (o *observer) synced(sync time.Duration) {
 	if o.on {
 		o.sync.Record(context.Background(), sync.Seconds())
-	}
-}
-
-func (o *observer) cacheLookup(ctx context.Context, hit bool) {
-	if !o.on {
-		return
-	}
-	if hit {
-		o.hits.Add(ctx, 1)
-	} else {
-		o.misses.Add(ctx, 1)
-	}
-}
-
-func (o *observer) replayedState(ctx context.Context, events int64) {
-	if o.on {
-		o.replays.Add(ctx, 1)
-		o.replayed.Add(ctx, events)
 	}
 }

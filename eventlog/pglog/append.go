@@ -3,6 +3,7 @@ package pglog
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/cockroachdb/errors"
 
@@ -25,6 +26,16 @@ type state struct {
 // once. An id that exists, or is being imported, is ErrConflict; a header
 // that names a seedLength is ErrInvalid.
 func (s *Store) Create(ctx context.Context, h codec.SessionHeader) error {
+	if !s.obs.on {
+		return s.create(ctx, h)
+	}
+	t := time.Now()
+	err := s.create(ctx, h)
+	s.obs.committed(ctx, t)
+	return err
+}
+
+func (s *Store) create(ctx context.Context, h codec.SessionHeader) error {
 	if err := s.beginWrite(); err != nil {
 		return err
 	}
@@ -65,6 +76,16 @@ func (s *Store) Create(ctx context.Context, h codec.SessionHeader) error {
 // unique key. ctx is honoured until the events are queued for the commit;
 // then Append waits for the commit's result.
 func (s *Store) Append(ctx context.Context, session string, events []codec.Event) error {
+	if !s.obs.on {
+		return s.append(ctx, session, events)
+	}
+	t := time.Now()
+	err := s.append(ctx, session, events)
+	s.obs.committed(ctx, t)
+	return err
+}
+
+func (s *Store) append(ctx context.Context, session string, events []codec.Event) error {
 	if err := s.beginWrite(); err != nil {
 		return err
 	}
@@ -147,7 +168,7 @@ func (s *Store) Append(ctx context.Context, session string, events []codec.Event
 // stored event. The caller holds the session's lock and puts the state
 // back (or not).
 func (s *Store) state(ctx context.Context, session string) (st *state, cached bool, err error) {
-	if st, ok := s.cache.Get(session); ok {
+	if st, ok := s.cache.Lookup(ctx, session); ok {
 		return st, true, nil
 	}
 	head, err := s.head(ctx, session)
@@ -169,9 +190,11 @@ func (s *Store) state(ctx context.Context, session string) (st *state, cached bo
 			return nil, false, err
 		}
 		if err := st.v.Validate(&ev); err != nil {
+			s.obs.log.Error("pglog: a stored event fails validation on replay", "session", session, "seq", ev.Seq)
 			return nil, false, errors.Wrapf(err, "session %q: replaying stored seq %d through the validator",
 				errors.Safe(session), errors.Safe(ev.Seq))
 		}
 	}
+	s.cache.Replayed(ctx, head.Next)
 	return st, false, nil
 }

@@ -127,6 +127,10 @@ func (s *Store) runBatch(batch []*commitReq) []error {
 		errs[0] = err
 		return errs
 	}
+	// The error names no user content once redacted: pgx's messages may
+	// quote values.
+	s.obs.log.Warn("pglog: group commit failed; retrying its writes one by one",
+		"target", s.target, "writes", len(batch), "sqlstate", sqlState(err), "err", errors.Redact(err))
 	for i, r := range batch {
 		one, err := s.retry([]*commitReq{r})
 		if err != nil {
@@ -143,18 +147,24 @@ func (s *Store) retry(batch []*commitReq) ([]error, error) {
 	maybeCommitted := false
 	for attempt := 0; ; attempt++ {
 		s.commits.Add(1)
+		t := s.obs.start()
 		errs, err := s.runTx(batch, maybeCommitted)
+		s.obs.roundTripped(t)
 		if err == nil {
-			for _, e := range errs {
+			events := 0
+			for i, e := range errs {
 				if e == nil {
 					s.committed.Add(1)
+					events += len(batch[i].recs)
 				}
 			}
+			s.obs.transaction(events)
 			return errs, nil
 		}
 		if attempt >= maxRetries || !retryable(err) {
 			return nil, errors.Wrapf(err, "write transaction on %s", errors.Safe(s.target))
 		}
+		s.obs.retried(context.Background(), err)
 		if sqlState(err) == stateAmbiguous {
 			maybeCommitted = true
 		}

@@ -66,6 +66,20 @@
 // connection and never creates anything: a database without the schema
 // is ErrNotFound.
 //
+// # Logs and metrics
+//
+// Options.Logger and Options.Metrics work as for the bbolt Log, under the
+// same names where the meaning is the same: eventlog.MetricCommitDuration
+// (a Create or Append until durable), eventlog.MetricCommitEvents (events
+// per group-commit transaction) and the eventlog.MetricValidator counters
+// (recorded by the validator cache both stores share). bbolt's
+// eventlog.MetricSyncDuration has no counterpart: the server's WAL flush
+// is part of MetricRoundTrip, the time of one group-commit transaction
+// on the server. MetricRetries counts the transactions run again, by
+// SQLSTATE. Log lines name the target without its password, session ids,
+// seqs and SQLSTATEs, and errors only redacted (cockroachdb/errors
+// Redact); never event content. Nil options log and count nothing.
+//
 // # Distributed SQL: CockroachDB and YugabyteDB (design, untested here)
 //
 // These databases cannot run on this project's machines, so what follows

@@ -350,6 +350,7 @@ func (s *Store) read(ctx context.Context, fn func() error) error {
 		if err == nil || attempt >= maxRetries || !retryable(err) || ctx.Err() != nil {
 			return err
 		}
+		s.obs.retried(ctx, err)
 		time.Sleep(time.Duration(1<<attempt) * time.Millisecond)
 	}
 }

@@ -112,6 +112,7 @@ func (st *stager) flush(ctx context.Context, publish bool) error {
 		if err == nil || attempt >= maxRetries || !retryable(err) {
 			break
 		}
+		st.s.obs.retried(ctx, err)
 		time.Sleep(time.Duration(1<<attempt) * time.Millisecond)
 	}
 	if err != nil {

@@ -43,6 +43,7 @@ type Store struct {
 	staging sessioncache.Claims // ids an Import or Fork of this process is staging
 
 	commits, committed atomic.Int64 // see CommitStats
+	obs                *observer
 }
 
 var _ eventlog.Store = (*Store)(nil)
@@ -110,7 +111,8 @@ func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, erro
 		return nil, errors.Wrapf(err, "pglog: connect to %s", errors.Safe(target))
 	}
 	s := &Store{pool: pool, target: target, opts: o, readOnly: o.ReadOnly,
-		cache: sessioncache.New[*state](o.ValidatorCache)}
+		cache: sessioncache.New[*state](o.ValidatorCache), obs: newObserver(o.Logger, o.Metrics)}
+	s.cache.Observe(s.obs.kit)
 	pctx, cancel := context.WithTimeout(ctx, connect+time.Minute)
 	defer cancel()
 	if err := s.pool.Ping(pctx); err != nil {
@@ -127,6 +129,7 @@ func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, erro
 		s.committerDone = make(chan struct{})
 		go s.committer()
 	}
+	s.obs.log.Info("pglog: store opened", "target", target, "readOnly", o.ReadOnly, "validated", o.Replays())
 	return s, nil
 }
 

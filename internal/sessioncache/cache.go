@@ -14,6 +14,7 @@ type Cache[V any] struct {
 	max int
 	ll  *list.List // front = most recently used; values are *entry[V]
 	m   map[string]*list.Element
+	obs *counters // nil: metrics off (Observe)
 }
 
 type entry[V any] struct {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/sessionlog/sessionlog/internal/metrictest"
+	"github.com/sessionlog/sessionlog/internal/observe"
 )
 
 func TestCache(t *testing.T) {
@@ -62,5 +65,48 @@ func TestClaims(t *testing.T) {
 	c.Remove("a")
 	if c.Has("a") || !c.Add("a") {
 		t.Fatal("a released id is free again")
+	}
+}
+
+// TestObserve: Lookup counts hits and misses and Replayed the replays and
+// their events, once Observe gave the cache a meter; without one (or with
+// a kit whose metrics are off) nothing is made or counted.
+func TestObserve(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name string
+		mp   *metrictest.Provider
+	}{
+		{name: "not observed"},
+		{name: "metrics off"},
+		{name: "metrics on", mp: metrictest.New()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New[int](4)
+			switch {
+			case tt.mp != nil:
+				c.Observe(observe.New(nil, tt.mp, "test"))
+			case tt.name == "metrics off":
+				c.Observe(observe.New(nil, nil, "test"))
+			}
+			c.Put("a", 1)
+			if v, ok := c.Lookup(ctx, "a"); !ok || v != 1 {
+				t.Fatalf("Lookup(a) = %v, %v", v, ok)
+			}
+			if _, ok := c.Lookup(ctx, "b"); ok {
+				t.Fatal("Lookup(b) found a state never put")
+			}
+			c.Replayed(ctx, 5)
+			if tt.mp == nil {
+				if c.obs != nil {
+					t.Fatal("made instruments with metrics off")
+				}
+				return
+			}
+			got := [4]float64{tt.mp.Sum(MetricHits), tt.mp.Sum(MetricMisses), tt.mp.Sum(MetricReplays), tt.mp.Sum(MetricReplayedEvents)}
+			if got != [4]float64{1, 1, 1, 5} {
+				t.Fatalf("hits, misses, replays, replayed events = %v, want [1 1 1 5]", got)
+			}
+		})
 	}
 }
