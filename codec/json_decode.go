@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
 	"strconv"
 	"unicode/utf8"
@@ -79,7 +81,10 @@ type parser struct {
 	counts   []int
 	next     int // index into counts during the emit pass
 	out      []byte
-	scratch  []byte
+	// strs are the decoded lengths of the strings in order, from the
+	// check pass; nextStr indexes them in the emit pass.
+	strs    []int
+	nextStr int
 }
 
 func (p *parser) syntaxf(format string, args ...interface{}) error {
@@ -262,70 +267,111 @@ func (k *keySet) add(out []byte, start, end int) bool {
 	return true
 }
 
-// str parses a string; in the emit pass it appends it as a msgpack string.
+// str parses a string. The check pass validates it and records its
+// decoded length; the emit pass trusts that record: it writes the header
+// and copies the bytes, or decodes the escapes, without checking them
+// again.
 func (p *parser) str() error {
 	p.pos++ // opening quote
-	start := p.pos
-	// Fast path: no escapes, ASCII or valid UTF-8.
-	for p.pos < len(p.in) {
-		c := p.in[p.pos]
-		switch {
-		case c == '"':
-			s := p.in[start:p.pos]
-			p.pos++
-			if p.emit {
-				p.out = append(AppendStringHeader(p.out, len(s)), s...)
-			}
-			return nil
-		case c == '\\':
-			return p.escapedStr(start)
-		case c < 0x20:
-			return p.syntaxf("control character in string")
-		case c < utf8.RuneSelf:
-			p.pos++
-		default:
-			r, size := utf8.DecodeRune(p.in[p.pos:])
-			if r == utf8.RuneError && size == 1 {
-				return p.syntaxf("invalid UTF-8")
-			}
-			p.pos += size
+	if !p.emit {
+		n, err := p.checkStr()
+		if err != nil {
+			return err
 		}
+		p.strs = append(p.strs, n)
+		return nil
 	}
-	return p.syntaxf("unterminated string")
+	n := p.strs[p.nextStr]
+	p.nextStr++
+	p.out = AppendStringHeader(p.out, n)
+	start := p.pos
+	if end := start + n; end < len(p.in) && p.in[end] == '"' && !hasEscape(p.in[start:end]) {
+		p.out = append(p.out, p.in[start:end]...)
+		p.pos = end + 1
+		return nil
+	}
+	q := -1 // the next quote at or after start: the end unless escaped
+	for {
+		if q < start {
+			q = start + bytes.IndexByte(p.in[start:], '"')
+		}
+		b := bytes.IndexByte(p.in[start:q], '\\')
+		if b < 0 {
+			p.out = append(p.out, p.in[start:q]...)
+			p.pos = q + 1
+			return nil
+		}
+		p.out = append(p.out, p.in[start:start+b]...)
+		p.pos = start + b
+		p.out, _ = p.escape(p.out) // checked in the check pass
+		start = p.pos
+	}
 }
 
-func (p *parser) escapedStr(start int) error {
-	buf := append(p.scratch[:0], p.in[start:p.pos]...)
-	for p.pos < len(p.in) {
-		c := p.in[p.pos]
-		switch {
+// hasEscape reports whether s holds a backslash.
+func hasEscape(s []byte) bool { return bytes.IndexByte(s, '\\') >= 0 }
+
+// Masks for testing the eight bytes of a word at once.
+const (
+	ones   = 0x0101010101010101
+	highs  = 0x8080808080808080
+	quotes = '"' * ones
+	slashs = '\\' * ones
+	spaces = 0x20 * ones
+)
+
+// plain8 reports whether none of the eight bytes of w is a quote, a
+// backslash, a control character or a non-ASCII byte. It may report false
+// for a plain word (a borrow past a match), never true for another.
+func plain8(w uint64) bool {
+	return (zero8(w^quotes) | zero8(w^slashs) | ((w - spaces) &^ w & highs) | w&highs) == 0
+}
+
+// zero8 has the high bit of a byte set where a byte of x is zero (and
+// maybe above one: a borrow).
+func zero8(x uint64) uint64 { return (x - ones) &^ x & highs }
+
+// checkStr validates the string at p.pos (after the opening quote) and
+// moves past its closing quote; it returns the string's decoded length.
+func (p *parser) checkStr() (int, error) {
+	in := p.in
+	begin, i := p.pos, p.pos
+	n := 0 // bytes the escapes before i decode to, minus their length
+	var tmp [4]byte
+	for {
+		for i+8 <= len(in) && plain8(binary.LittleEndian.Uint64(in[i:])) {
+			i += 8
+		}
+		if i >= len(in) {
+			p.pos = i
+			return 0, p.syntaxf("unterminated string")
+		}
+		switch c := in[i]; {
 		case c == '"':
-			p.pos++
-			if p.emit {
-				p.out = append(AppendStringHeader(p.out, len(buf)), buf...)
-			}
-			p.scratch = buf
-			return nil
+			p.pos = i + 1
+			return i - begin + n, nil
 		case c == '\\':
-			var err error
-			if buf, err = p.escape(buf); err != nil {
-				return err
+			p.pos = i
+			d, err := p.escape(tmp[:0])
+			if err != nil {
+				return 0, err
 			}
+			n += len(d) - (p.pos - i)
+			i = p.pos
 		case c < 0x20:
-			return p.syntaxf("control character in string")
+			p.pos = i
+			return 0, p.syntaxf("control character in string")
 		case c < utf8.RuneSelf:
-			buf = append(buf, c)
-			p.pos++
+			i++
 		default:
-			r, size := utf8.DecodeRune(p.in[p.pos:])
+			r, size := utf8.DecodeRune(in[i:])
 			if r == utf8.RuneError && size == 1 {
-				return p.syntaxf("invalid UTF-8")
+				p.pos = i
+				return 0, p.syntaxf("invalid UTF-8")
 			}
-			buf = append(buf, p.in[p.pos:p.pos+size]...)
-			p.pos += size
+			i += size
 		}
 	}
-	return p.syntaxf("unterminated string")
 }
 
 // escape decodes the escape at p.pos (a backslash) onto buf.
