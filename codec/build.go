@@ -45,6 +45,17 @@ func (o *Object) Value(key string, mp []byte) *Object {
 	return o
 }
 
+// Array adds an array member from values in storage form, written in
+// place (no intermediate array).
+func (o *Object) Array(key string, values ...[]byte) *Object {
+	o.key(key)
+	o.body = AppendArrayHeader(o.body, len(values))
+	for _, v := range values {
+		o.body = append(o.body, v...)
+	}
+	return o
+}
+
 // Ints adds an array of integers.
 func (o *Object) Ints(key string, vs []int64) *Object {
 	o.key(key)
@@ -54,6 +65,9 @@ func (o *Object) Ints(key string, vs []int64) *Object {
 	}
 	return o
 }
+
+// Reset empties the object, keeping its buffer for the next members.
+func (o *Object) Reset() { o.n, o.body = 0, o.body[:0] }
 
 // Len is the number of members added.
 func (o *Object) Len() int { return o.n }
@@ -89,7 +103,11 @@ func (o *Object) Bytes() []byte {
 
 // Array builds the storage form of an array from values in storage form.
 func Array(values ...[]byte) []byte {
-	out := AppendArrayHeader(nil, len(values))
+	n := 5 // the longest array header
+	for _, v := range values {
+		n += len(v)
+	}
+	out := AppendArrayHeader(make([]byte, 0, n), len(values))
 	for _, v := range values {
 		out = append(out, v...)
 	}

@@ -71,6 +71,19 @@ type builder struct {
 	header    string
 	system    string
 	surface   []int64
+
+	// scratch is the data object of the event being built and origin its
+	// origin member: emit copies both into the event, so one buffer each
+	// serves every event.
+	scratch codec.Object
+	origin  []byte
+}
+
+// data returns the builder's scratch object, emptied, for the data of the
+// next event emitted.
+func (b *builder) data() *codec.Object {
+	b.scratch.Reset()
+	return &b.scratch
 }
 
 // pendingStep is a model response being read.
@@ -106,9 +119,10 @@ type toolResult struct {
 // emit queues a mapped event; data gets origin as its last key. The
 // error result is kept for the callers' flow; building cannot fail.
 func (b *builder) emit(typ string, data *codec.Object, line int, op codec.SurfaceOp, sources []int64) (int64, error) {
-	var origin codec.Object
-	origin.Str("format", string(b.format)).Int("line", int64(line))
-	data.Value("origin", origin.Bytes())
+	o := codec.AppendMapHeader(b.origin[:0], 2)
+	o = codec.AppendString(codec.AppendString(o, "format"), string(b.format))
+	b.origin = codec.AppendInt(codec.AppendString(o, "line"), int64(line))
+	data.Value("origin", b.origin)
 	// Not decoded: Import decodes what it stores (see Session.Next).
 	ev := codec.Event{Raw: rawEvent(typ, b.seq, b.time, data, op, sources, 0), Type: typ, Seq: b.seq, Time: b.time,
 		Op: op, Sources: sources, HasSources: sources != nil}
@@ -133,7 +147,7 @@ func (b *builder) openTurn(line int, prompt, implicit bool) error {
 		return err
 	}
 	b.turn++
-	var o codec.Object
+	o := b.data()
 	o.Int("turn", b.turn)
 	if prompt {
 		var src, trig codec.Object
@@ -141,7 +155,7 @@ func (b *builder) openTurn(line int, prompt, implicit bool) error {
 		trig.Str("kind", "message").Value("source", src.Bytes())
 		o.Value("trigger", trig.Bytes())
 	}
-	if _, err := b.emit(codec.TypeTurnStart, &o, line, codec.SurfaceOp{}, nil); err != nil {
+	if _, err := b.emit(codec.TypeTurnStart, o, line, codec.SurfaceOp{}, nil); err != nil {
 		return err
 	}
 	b.inTurn, b.implicit, b.steps = true, implicit, 0
@@ -170,9 +184,9 @@ func (b *builder) closeTurn(line int, reason []byte) error {
 		r.Str("kind", "completed")
 		reason = r.Bytes()
 	}
-	var o codec.Object
+	o := b.data()
 	o.Int("turn", b.turn).Value("reason", reason)
-	if _, err := b.emit(codec.TypeTurnEnd, &o, line, codec.SurfaceOp{}, nil); err != nil {
+	if _, err := b.emit(codec.TypeTurnEnd, o, line, codec.SurfaceOp{}, nil); err != nil {
 		return err
 	}
 	b.inTurn = false
@@ -263,15 +277,18 @@ func (b *builder) closeStep() error {
 	}
 	b.steps++
 	b.stats.Steps++
-	var o codec.Object
+	o := b.data()
 	o.Int("turn", b.turn).Int("step", b.steps)
-	if _, err := b.emit(codec.TypeStepStart, &o, st.line, codec.SurfaceOp{}, nil); err != nil {
+	if _, err := b.emit(codec.TypeStepStart, o, st.line, codec.SurfaceOp{}, nil); err != nil {
 		return err
 	}
-	content := codec.Array(st.blocks...)
-	o = codec.Object{}
-	o.Grow(len(content) + len(st.usage) + 160)
-	o.Int("turn", b.turn).Int("step", b.steps).Value("content", content)
+	size := len(st.usage) + 160
+	for _, bl := range st.blocks {
+		size += len(bl)
+	}
+	o = b.data()
+	o.Grow(size)
+	o.Int("turn", b.turn).Int("step", b.steps).Array("content", st.blocks...)
 	if b.model != "" {
 		var p codec.Object
 		p.Str("provider", b.provider()).Str("model", b.model)
@@ -284,43 +301,44 @@ func (b *builder) closeStep() error {
 		o.Value("usage", st.usage)
 		b.stats.addUsage(st.usage)
 	}
-	if _, err := b.emit(codec.TypeAssistantMessage, &o, st.msgLine, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
+	if _, err := b.emit(codec.TypeAssistantMessage, o, st.msgLine, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
 		return err
 	}
 	for _, c := range st.calls {
 		b.time = c.time
-		o = codec.Object{}
+		o = b.data()
 		o.Int("turn", b.turn).Int("step", b.steps).Str("callId", c.id).Str("name", c.name).Str("arguments", c.args)
-		if _, err := b.emit(codec.TypeToolCall, &o, c.line, codec.SurfaceOp{}, nil); err != nil {
+		if _, err := b.emit(codec.TypeToolCall, o, c.line, codec.SurfaceOp{}, nil); err != nil {
 			return err
 		}
 		b.stats.ToolCalls++
 	}
 	for _, r := range st.results {
 		b.time = r.time
-		o = codec.Object{}
+		o = b.data()
 		o.Grow(len(r.content) + 96)
 		o.Int("turn", b.turn).Int("step", b.steps).Str("callId", r.id).Value("content", r.content).Bool("isError", r.isError)
-		if _, err := b.emit(codec.TypeToolResult, &o, r.line, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
+		if _, err := b.emit(codec.TypeToolResult, o, r.line, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
 			return err
 		}
 		b.stats.ToolResults++
 	}
 	b.time = max(st.end, b.time)
-	o = codec.Object{}
+	o = b.data()
 	o.Int("turn", b.turn).Int("step", b.steps)
-	_, err := b.emit(codec.TypeStepEnd, &o, st.line, codec.SurfaceOp{}, nil)
+	_, err := b.emit(codec.TypeStepEnd, o, st.line, codec.SurfaceOp{}, nil)
 	return err
 }
 
 // message writes a user/message (source user) or, with envelope raw and
 // another source kind, a context/message.
 func (b *builder) userMessage(line int, content []byte) error {
-	var src, o codec.Object
+	var src codec.Object
 	src.Str("kind", "user")
+	o := b.data()
 	o.Grow(len(content) + 80)
 	o.Value("content", content).Value("source", src.Bytes())
-	if _, err := b.emit(codec.TypeUserMessage, &o, line, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
+	if _, err := b.emit(codec.TypeUserMessage, o, line, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
 		return err
 	}
 	b.stats.Prompts++
@@ -328,10 +346,11 @@ func (b *builder) userMessage(line int, content []byte) error {
 }
 
 func (b *builder) contextMessage(line int, content []byte, kind string) error {
-	var src, o codec.Object
+	var src codec.Object
 	src.Str("kind", kind)
+	o := b.data()
 	o.Value("content", content).Value("source", src.Bytes()).Str("envelope", "raw")
-	_, err := b.emit(codec.TypeContextMessage, &o, line, codec.SurfaceOp{Kind: codec.OpAppend}, nil)
+	_, err := b.emit(codec.TypeContextMessage, o, line, codec.SurfaceOp{Kind: codec.OpAppend}, nil)
 	return err
 }
 

@@ -164,7 +164,7 @@ func (m *claudeMapper) line(b *builder, n int, v value) (string, int, error) {
 	var err error
 	switch {
 	case typ == "user":
-		how, err = m.user(b, n, f)
+		how, err = m.user(b, n, f[:])
 	case typ == "assistant":
 		how, err = m.assistant(b, n, f[cMessage])
 	case kind == "system/compact_boundary":

@@ -158,10 +158,13 @@ func blockOf(typ string, text value) []byte {
 	return append(codec.AppendString(b, "text"), text...)
 }
 
-// fields returns the members keys of an object in one scan (absent ones
-// nil): cheaper than a get per key when several are read.
-func (v value) fields(keys ...string) []value {
-	out := make([]value, len(keys))
+// maxFields is the most keys fields reads at once.
+const maxFields = 9
+
+// fields returns the members keys (at most maxFields) of an object in one
+// scan, by the keys' index (absent ones nil): cheaper than a get per key
+// when several are read, and returned by value, so it allocates nothing.
+func (v value) fields(keys ...string) (out [maxFields]value) {
 	r := codec.NewReader(v)
 	t, err := r.Next()
 	if err != nil || t.Kind != codec.KindObject {
