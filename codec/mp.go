@@ -315,6 +315,37 @@ func (r *Reader) container(k Kind, n, per int) (Token, error) {
 
 // Skip reads and discards one whole value, at most depth levels deep.
 func (r *Reader) Skip(depth int) error {
+	// The kinds of nearly every item, skipped without making a Token;
+	// the rest, and every error, go through Next.
+	if r.off < len(r.b) {
+		switch c := r.b[r.off]; {
+		case c <= 0x7f || c >= 0xe0 || c == mpNil || c == mpFalse || c == mpTrue:
+			r.off++
+			return nil
+		case c&0xe0 == 0xa0:
+			if n := int(c & 0x1f); n < len(r.b)-r.off {
+				r.off += 1 + n
+				return nil
+			}
+		case c == mpStr8:
+			if r.off+1 < len(r.b) {
+				if n := int(r.b[r.off+1]); n <= len(r.b)-r.off-2 {
+					r.off += 2 + n
+					return nil
+				}
+			}
+		case c&0xe0 == 0x80: // fixmap 0x80-0x8f, fixarray 0x90-0x9f
+			r.off++
+			t, err := r.container(KindArray, int(c&0x0f), 1)
+			if c < 0x90 {
+				t, err = r.container(KindObject, int(c&0x0f), 2)
+			}
+			if err != nil {
+				return err
+			}
+			return r.skipRest(t, depth)
+		}
+	}
 	t, err := r.Next()
 	if err != nil {
 		return err
