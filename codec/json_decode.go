@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
@@ -57,7 +58,9 @@ func FromJSON(dst, text []byte, lim Limits) ([]byte, error) {
 		return dst, invalidf("codec: JSON text of %d bytes exceeds the %d byte limit",
 			errors.Safe(len(text)), errors.Safe(lim.line()))
 	}
-	p := parser{in: text, maxDepth: lim.depth()}
+	p := parsers.Get().(*parser)
+	defer p.release()
+	*p = parser{in: text, maxDepth: lim.depth(), counts: p.counts[:0], strs: p.strs[:0]}
 	if err := p.top(); err != nil {
 		return dst, err
 	}
@@ -67,6 +70,20 @@ func FromJSON(dst, text []byte, lim Limits) ([]byte, error) {
 		return dst, err
 	}
 	return p.out, nil
+}
+
+// parsers keeps parsers between calls for their counts and strs, which
+// every call would otherwise grow from nothing.
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// release returns p to parsers, holding on to no caller's bytes, and to
+// its slices only while they are of ordinary size.
+func (p *parser) release() {
+	p.in, p.out = nil, nil
+	if cap(p.counts) > 1<<12 || cap(p.strs) > 1<<14 {
+		p.counts, p.strs = nil, nil
+	}
+	parsers.Put(p)
 }
 
 // parser runs twice over the same text: the first pass checks the grammar
@@ -480,8 +497,16 @@ func (p *parser) number() error {
 		return nil
 	}
 	text := p.in[start:p.pos]
-	if integer && len(text) <= 15 {
-		v, _ := strconv.ParseInt(string(text), 10, 64) // ≤15 digits: exact
+	if integer && len(text) <= 15 { // ≤15 digits: exact in an int64
+		var v int64
+		for _, c := range text {
+			if c != '-' {
+				v = v*10 + int64(c-'0')
+			}
+		}
+		if text[0] == '-' {
+			v = -v
+		}
 		p.out = AppendInt(p.out, v)
 		return nil
 	}

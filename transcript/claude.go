@@ -275,6 +275,8 @@ func claudeResult(e value, n int) (toolResult, bool) {
 	switch c.kind() {
 	case codec.KindInvalid, codec.KindNull:
 		r.content = codec.Array()
+	case codec.KindString:
+		r.content = textArray(c)
 	default:
 		bs, ok := contentOf(c, "text")
 		if !ok {

@@ -198,7 +198,7 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 		var content []byte
 		switch out.kind() {
 		case codec.KindString:
-			content = codec.Array(blockOf(codec.BlockText, out))
+			content = textArray(out)
 		case codec.KindArray:
 			var bs [][]byte
 			bs, ok = contentOf(out, "input_text", "output_text")

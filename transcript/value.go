@@ -152,7 +152,17 @@ func textBlock(s string) []byte { return blockOf(codec.BlockText, mpStr(s)) }
 // blockOf builds {"type":typ,"text":text} from text in storage form (a
 // string value), in one buffer: a line's text is copied once.
 func blockOf(typ string, text value) []byte {
-	b := make([]byte, 0, len(text)+len(typ)+16)
+	return appendBlock(make([]byte, 0, len(text)+len(typ)+16), typ, text)
+}
+
+// textArray builds [{"type":"text","text":text}] from text in storage
+// form, in one buffer.
+func textArray(text value) []byte {
+	b := codec.AppendArrayHeader(make([]byte, 0, len(text)+len(codec.BlockText)+17), 1)
+	return appendBlock(b, codec.BlockText, text)
+}
+
+func appendBlock(b []byte, typ string, text value) []byte {
 	b = codec.AppendMapHeader(b, 2)
 	b = codec.AppendString(codec.AppendString(b, "type"), typ)
 	return append(codec.AppendString(b, "text"), text...)
