@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"math"
 	"strconv"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
@@ -58,50 +57,30 @@ func FromJSON(dst, text []byte, lim Limits) ([]byte, error) {
 		return dst, invalidf("codec: JSON text of %d bytes exceeds the %d byte limit",
 			errors.Safe(len(text)), errors.Safe(lim.line()))
 	}
-	p := parsers.Get().(*parser)
-	defer p.release()
-	*p = parser{in: text, maxDepth: lim.depth(), counts: p.counts[:0], strs: p.strs[:0]}
+	p := parser{in: text, maxDepth: lim.depth(), out: dst}
 	if err := p.top(); err != nil {
 		return dst, err
 	}
-	// Second pass: the counts of every container are known; emit.
-	p.pos, p.emit, p.out = 0, true, dst
-	if err := p.top(); err != nil {
-		return dst, err
+	if p.invalid != nil {
+		return dst, p.invalid
 	}
 	return p.out, nil
 }
 
-// parsers keeps parsers between calls for their counts and strs, which
-// every call would otherwise grow from nothing.
-var parsers = sync.Pool{New: func() any { return new(parser) }}
-
-// release returns p to parsers, holding on to no caller's bytes, and to
-// its slices only while they are of ordinary size.
-func (p *parser) release() {
-	p.in, p.out = nil, nil
-	if cap(p.counts) > 1<<12 || cap(p.strs) > 1<<14 {
-		p.counts, p.strs = nil, nil
-	}
-	parsers.Put(p)
-}
-
-// parser runs twice over the same text: the first pass checks the grammar
-// and records each container's element count in pre-order, the second
-// writes msgpack (whose headers need those counts) and checks keys.
+// parser reads the text once, writing msgpack as it goes. A container's
+// count is known only at its end: its header is written as one byte, the
+// fixmap or fixarray form nearly every one has, and widened in place
+// when the count needs more.
 type parser struct {
 	in       []byte
 	pos      int
 	depth    int
 	maxDepth int
-	emit     bool
-	counts   []int
-	next     int // index into counts during the emit pass
 	out      []byte
-	// strs are the decoded lengths of the strings in order, from the
-	// check pass; nextStr indexes them in the emit pass.
-	strs    []int
-	nextStr int
+	// invalid is the first error of well-formed JSON that is not
+	// accepted (a duplicate key, a number out of range): a grammar error
+	// later in the text is reported before it, so the parse goes on.
+	invalid error
 }
 
 func (p *parser) syntaxf(format string, args ...interface{}) error {
@@ -161,9 +140,7 @@ func (p *parser) literal(word string, emit func()) error {
 		return p.syntaxf("invalid literal")
 	}
 	p.pos += len(word)
-	if p.emit {
-		emit()
-	}
+	emit()
 	return nil
 }
 
@@ -175,24 +152,15 @@ func (p *parser) container(closer byte, obj bool) error {
 			errors.Safe(p.pos), errors.Safe(p.maxDepth)), ErrInvalid)
 	}
 	p.pos++
-	slot := len(p.counts)
-	if p.emit {
-		n := p.counts[p.next]
-		p.next++
-		if obj {
-			p.out = AppendMapHeader(p.out, n)
-		} else {
-			p.out = AppendArrayHeader(p.out, n)
-		}
-	} else {
-		p.counts = append(p.counts, 0)
-	}
+	at := len(p.out)
+	p.out = append(p.out, 0) // the header, written at the end
 	var keys keySet
 	n := 0
 	p.skipSpace()
 	if p.pos < len(p.in) && p.in[p.pos] == closer {
 		p.pos++
 		p.depth--
+		p.header(at, 0, obj)
 		return nil
 	}
 	for {
@@ -219,11 +187,26 @@ func (p *parser) container(closer byte, obj bool) error {
 			return p.syntaxf("expected ',' or %q", errors.Safe(rune(closer)))
 		}
 	}
-	if !p.emit {
-		p.counts[slot] = n
-	}
+	p.header(at, n, obj)
 	p.depth--
 	return nil
+}
+
+// header writes the header of the container of n members whose one-byte
+// placeholder is at out[at], moving the members up when it needs more.
+func (p *parser) header(at, n int, obj bool) {
+	var buf [5]byte
+	h := buf[:0]
+	if obj {
+		h = AppendMapHeader(h, n)
+	} else {
+		h = AppendArrayHeader(h, n)
+	}
+	if extra := len(h) - 1; extra > 0 {
+		p.out = append(p.out, h[:extra]...) // room; overwritten below
+		copy(p.out[at+len(h):], p.out[at+1:len(p.out)-extra])
+	}
+	copy(p.out[at:], h)
 }
 
 func (p *parser) key(keys *keySet) error {
@@ -235,8 +218,8 @@ func (p *parser) key(keys *keySet) error {
 	if err := p.str(); err != nil {
 		return err
 	}
-	if p.emit && !keys.add(p.out, start, len(p.out)) {
-		return errors.Mark(errors.Newf("codec: byte %d: duplicate object key",
+	if !keys.add(p.out, start, len(p.out)) && p.invalid == nil {
+		p.invalid = errors.Mark(errors.Newf("codec: byte %d: duplicate object key",
 			errors.Safe(keyPos)), ErrInvalid)
 	}
 	p.skipSpace()
@@ -252,7 +235,7 @@ func (p *parser) key(keys *keySet) error {
 // few live in an inline array, so small objects (nearly all) cost no
 // allocation; larger ones switch to a map.
 type keySet struct {
-	small [12][2]int
+	small [32][2]int
 	n     int
 	big   map[string]struct{}
 }
@@ -284,49 +267,35 @@ func (k *keySet) add(out []byte, start, end int) bool {
 	return true
 }
 
-// str parses a string. The check pass validates it and records its
-// decoded length; the emit pass trusts that record: it writes the header
-// and copies the bytes, or decodes the escapes, without checking them
-// again.
+// str parses a string and appends it as a msgpack string: checked and
+// measured first (checkStr), then copied, or decoded when it holds escapes.
 func (p *parser) str() error {
 	p.pos++ // opening quote
-	if !p.emit {
-		n, err := p.checkStr()
-		if err != nil {
-			return err
-		}
-		p.strs = append(p.strs, n)
-		return nil
-	}
-	n := p.strs[p.nextStr]
-	p.nextStr++
-	p.out = AppendStringHeader(p.out, n)
 	start := p.pos
-	if end := start + n; end < len(p.in) && p.in[end] == '"' && !hasEscape(p.in[start:end]) {
+	n, err := p.checkStr()
+	if err != nil {
+		return err
+	}
+	end := p.pos - 1 // the closing quote
+	p.out = AppendStringHeader(p.out, n)
+	if n == end-start { // no escapes: every escape is longer than what it stands for
 		p.out = append(p.out, p.in[start:end]...)
-		p.pos = end + 1
 		return nil
 	}
-	q := -1 // the next quote at or after start: the end unless escaped
+	after := p.pos
 	for {
-		if q < start {
-			q = start + bytes.IndexByte(p.in[start:], '"')
-		}
-		b := bytes.IndexByte(p.in[start:q], '\\')
+		b := bytes.IndexByte(p.in[start:end], '\\')
 		if b < 0 {
-			p.out = append(p.out, p.in[start:q]...)
-			p.pos = q + 1
+			p.out = append(p.out, p.in[start:end]...)
+			p.pos = after
 			return nil
 		}
 		p.out = append(p.out, p.in[start:start+b]...)
 		p.pos = start + b
-		p.out, _ = p.escape(p.out) // checked in the check pass
+		p.out, _ = p.escape(p.out) // checkStr checked it
 		start = p.pos
 	}
 }
-
-// hasEscape reports whether s holds a backslash.
-func hasEscape(s []byte) bool { return bytes.IndexByte(s, '\\') >= 0 }
 
 // Masks for testing the eight bytes of a word at once.
 const (
@@ -493,9 +462,6 @@ func (p *parser) number() error {
 			return p.syntaxf("invalid number")
 		}
 	}
-	if !p.emit {
-		return nil
-	}
 	text := p.in[start:p.pos]
 	if integer && len(text) <= 15 { // ≤15 digits: exact in an int64
 		var v int64
@@ -512,8 +478,11 @@ func (p *parser) number() error {
 	}
 	f, err := strconv.ParseFloat(string(text), 64)
 	if err != nil || math.IsInf(f, 0) {
-		return errors.Mark(errors.Newf("codec: byte %d: number out of the float64 range",
-			errors.Safe(start)), ErrInvalid)
+		if p.invalid == nil {
+			p.invalid = errors.Mark(errors.Newf("codec: byte %d: number out of the float64 range",
+				errors.Safe(start)), ErrInvalid)
+		}
+		f = 0 // the result is not returned
 	}
 	p.out = AppendNumber(p.out, f)
 	return nil
