@@ -382,6 +382,10 @@ func (r *Reader) Value(depth int) ([]byte, error) {
 	return r.b[start:r.off], nil
 }
 
+// Key reads an object member's key: ok is false when the item read is not
+// a string. It is Next for a key, without making a Token.
+func (r *Reader) Key() (key []byte, ok bool, err error) { return r.key() }
+
 // key reads a map key, which must be a string; fixstr, the form nearly
 // every key has, is read without the general switch.
 func (r *Reader) key() ([]byte, bool, error) {

@@ -28,6 +28,10 @@ type claudeMapper struct {
 // parseCache bounds the parsed lines the first pass keeps for the second.
 const parseCache = 128 << 20
 
+// arenaChunk is the size of the buffers the first pass parses lines into:
+// one allocation for many lines.
+const arenaChunk = 1 << 20
+
 // scanClaude is the first pass over a Claude Code transcript: the
 // session header and the branch. Lines form a tree by uuid and
 // parentUuid (logicalParentUuid across a compact boundary); a parent is
@@ -46,6 +50,7 @@ func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, er
 	leaf, lastUUID := 0, 0
 	mainLines := 0
 	images, cached := [][]byte{nil}, 0
+	var arena []byte
 	for {
 		line, _, err := lr.next()
 		if err == io.EOF {
@@ -57,11 +62,20 @@ func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, er
 		n := lr.n
 		parent = append(parent, 0)
 		if images != nil {
-			// Parsed into a buffer of its own, kept for the second pass.
-			mp, err = codec.FromJSON(make([]byte, 0, len(line)+16), line, lim)
+			// Parsed into the free end of arena, kept for the second pass.
+			// An image that outgrows it (numbers take up to 9 bytes, long
+			// strings a byte more) gets a buffer of its own from FromJSON.
+			if cap(arena)-len(arena) < len(line)+16 {
+				arena = make([]byte, 0, max(arenaChunk, len(line)+16))
+			}
+			mp, err = codec.FromJSON(arena[len(arena):], line, lim)
 			if err != nil {
 				mp = nil
 			}
+			if len(mp) <= cap(arena)-len(arena) { // written in place
+				arena = arena[:len(arena)+len(mp)]
+			}
+			mp = mp[:len(mp):len(mp)]
 			images = append(images, mp)
 			if cached += len(mp); cached > parseCache {
 				images = nil

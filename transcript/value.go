@@ -35,11 +35,11 @@ func (v value) get(key string) value {
 		return nil
 	}
 	for i := 0; i < t.N; i++ {
-		k, err := r.Next()
-		if err != nil || k.Kind != codec.KindString {
+		k, ok, err := r.Key()
+		if err != nil || !ok {
 			return nil
 		}
-		if string(k.Str) == key {
+		if string(k) == key {
 			m, err := r.Value(maxDepth)
 			if err != nil {
 				return nil
@@ -182,13 +182,13 @@ func (v value) fields(keys ...string) (out [maxFields]value) {
 	}
 	left := len(keys)
 	for i := 0; i < t.N && left > 0; i++ {
-		k, err := r.Next()
-		if err != nil || k.Kind != codec.KindString {
+		k, ok, err := r.Key()
+		if err != nil || !ok {
 			return out
 		}
 		at := -1
 		for j, want := range keys {
-			if out[j] == nil && string(k.Str) == want {
+			if out[j] == nil && string(k) == want {
 				at = j
 				break
 			}
