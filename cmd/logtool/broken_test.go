@@ -371,9 +371,15 @@ func TestBrokenLongLineMemory(t *testing.T) {
 		t.Errorf("the peak grew by %d MiB from a %d MiB line to a %d MiB one: the scanner holds more than the limit",
 			grew>>20, longLine>>20, 3*longLine>>20)
 	}
-	bound := int64(limit + 48<<20)
+	// The bounds leave room for a garbage collector that lags behind on
+	// a loaded machine (CI measured 422 MiB under -race with every package
+	// testing at once, 227 MiB alone): one refused block of the limit may
+	// still be garbage when the next is filled. They stay far below what
+	// holding the line would cost (300 MiB, and four times more shadow
+	// under the race detector), and the growth check above is exact.
+	bound := int64(2*limit + 48<<20)
 	if raceBuild {
-		bound = 5*limit + 64<<20
+		bound = 7*limit + 64<<20
 	}
 	if large > bound {
 		t.Errorf("refusing a %d MiB line peaked at %d MiB resident, want at most %d MiB (the %d MiB limit and the runtime)",
