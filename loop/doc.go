@@ -8,8 +8,8 @@
 // the instance. The package Example is a whole host.
 //
 // Per turn the loop writes turn/start and the prompt, then steps until
-// the model stops calling tools, then turn/end. Per step, in this order: steering messages are
-// drained and the host's system prompt, tools and config evaluated; the
+// the model stops calling tools, then turn/end. Per step, in this order:
+// steering messages are drained and the host's system prompt, tools and config evaluated; the
 // session prefix is composed (first step of the instance only); the
 // pre-step hooks and the compaction gate run; step/start takes the
 // boundary and the owed header follows it (a full snapshot for the
