@@ -14,9 +14,9 @@ import (
 
 // Open a bbolt store with the default validation: an append that breaks a
 // rule of the log (here a message that replaces history that is not
-// there) is refused
-// with the class eventlog.ErrInvalid, and nothing of it is written. The
-// same call with a postgres:// URL opens the PostgreSQL store.
+// there) is refused with the class eventlog.ErrInvalid, and nothing of it
+// is written. The same call with a postgres:// URL opens the PostgreSQL
+// store.
 func ExampleOpen() {
 	dir, _ := os.MkdirTemp("", "sessionlog-example")
 	defer os.RemoveAll(dir)
