@@ -56,6 +56,9 @@ type globalOptions struct {
 	// warnMeta); noMetaWarning is set by verify, which reports a damaged
 	// meta page as a finding instead.
 	metaChecked, noMetaWarning bool
+	// dbFlag is the flag that named db, for hints: "" means --db (copy
+	// opens its stores as --from and --to).
+	dbFlag string
 }
 
 // run executes the command line args and returns the exit code. Errors are
