@@ -44,8 +44,8 @@
 //   - ui: the read-only audit web UI that logtool serve runs.
 //   - fuzz: native fuzz targets for the codec and for rebuild over
 //     mutated logs.
-//   - stress: the proofs under stress: crash-kill, corruption sweep,
-//     concurrency (tests only).
+//   - stress: the proofs under stress: crash-kill, power cuts, corruption
+//     sweep, concurrency (tests only).
 //   - transcript: importing Codex rollouts and Claude Code transcripts:
 //     every source line kept verbatim, the conversation mapped onto the
 //     event model.
@@ -54,8 +54,15 @@
 //   - internal/metrictest: a recording OpenTelemetry MeterProvider for
 //     tests of the metrics.
 //   - cmd/logtool: the command line: import, export, ls, show, stat, fork,
-//     replay, verify, diff, cache, serve, run, salvage and demo.
+//     replay, verify, diff, cache, serve, run, copy, salvage and demo.
 //   - cmd/logbench: the benchmark report, BENCHMARKS.md.
+//   - examples/agent: a small real agent host on Open, loop and provider.
+//
+// A host embeds three things: a store from Open, a loop instance from
+// loop.Create (a new session) or loop.Open (an existing one), and a
+// provider from provider.New (or any loop.Provider). Package loop's
+// Example is a whole host with a scripted model; examples/agent is one
+// with a real endpoint.
 //
 // The quickest way in is the demo: go run ./cmd/logtool demo.
 package sessionlog

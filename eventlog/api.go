@@ -83,7 +83,9 @@ type Validator = interface {
 	Validate(ev *codec.Event) error
 }
 
-// Options configures Open. The zero value (or nil) means the defaults.
+// Options configures Open. The zero value (or nil) means the defaults,
+// except that a writable Open needs NewValidator or Unvalidated
+// (ErrNoValidation otherwise); sessionlog.Open supplies the default.
 type Options struct {
 	// LockTimeout bounds the wait for a store held by another process;
 	// then Open fails with ErrLocked. 0 (or less) means 1 s: there is no

@@ -3,6 +3,11 @@
 // interface, and package eventlogtest holds the conformance suite every
 // Store passes.
 //
+// Hosts open a store with sessionlog.Open, which takes a bbolt path or a
+// postgres:// URL and wires the default validation. This package's Open
+// is the bbolt Log alone: a writable open needs Options.NewValidator or
+// an explicit Options.Unvalidated, else ErrNoValidation.
+//
 // # On-disk layout
 //
 // The bucket names, keys and record layouts below are part of the on-disk

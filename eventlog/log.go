@@ -109,7 +109,9 @@ func (o Options) withDefaults() Options {
 // nothing. A store of a newer format is ErrUnsupported; a file that is not
 // a store, or is damaged, is ErrCorrupt. A read-write Open removes the
 // unpublished sessions left by an import that crashed, and, unless
-// NoSync, fsyncs the directory holding the store (see SyncDir).
+// NoSync, fsyncs the directory holding the store (see SyncDir). A
+// writable Open given neither opts.NewValidator nor opts.Unvalidated is
+// ErrNoValidation; sessionlog.Open wires the default validation.
 func Open(path string, opts *Options) (*Log, error) {
 	var o Options
 	if opts != nil {

@@ -278,7 +278,7 @@ func (s *stager) forkFrom(ctx context.Context, source string, at int64) error {
 		return err
 	}
 	if ev.Type != codec.TypeTurnEnd {
-		return codec.NamesSession(codec.NamesSeq(invalidf("eventlog: seq %d of session %q is a %s, not a turn/end",
+		return codec.NamesSession(codec.NamesSeq(invalidf("eventlog: seq %d of session %q is %s, not turn/end",
 			errors.Safe(at), errors.Safe(source), ev.Type)))
 	}
 	for next := int64(0); next <= at; {

@@ -1,10 +1,15 @@
 // Package loop drives an agent session so that every request it sends is
 // explained by the log (SPEC §7): model-visible ⟺ logged.
 //
-// A Loop is one loop instance over one session. Per turn it writes
-// turn/start and the prompt, then steps until the model stops calling
-// tools, then turn/end. Per step, in this order: steering messages are
-// drained and the host's system prompt, tools and config evaluated; the
+// A Loop is one loop instance over one session: Create starts a new
+// session, Open continues an existing one (an unknown id is
+// eventlog.ErrNotFound, never a new session), Fork continues a fork of
+// one. Send runs a turn, Inject and Steer add context, and Dispose ends
+// the instance. The package Example is a whole host.
+//
+// Per turn the loop writes turn/start and the prompt, then steps until
+// the model stops calling tools, then turn/end. Per step, in this order:
+// steering messages are drained and the host's system prompt, tools and config evaluated; the
 // session prefix is composed (first step of the instance only); the
 // pre-step hooks and the compaction gate run; step/start takes the
 // boundary and the owed header follows it (a full snapshot for the

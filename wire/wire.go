@@ -2,6 +2,7 @@ package wire
 
 import (
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/errors"
@@ -74,7 +75,7 @@ func Lookup(name string) (*Renderer, error) {
 	if r, ok := renderers[name]; ok {
 		return r, nil
 	}
-	return nil, errors.Mark(errors.Newf("wire: no renderer named %q (known: %v)", errors.Safe(name), errors.Safe(Names())), ErrUnknown)
+	return nil, errors.Mark(errors.Newf("wire: no renderer named %q (known: %s)", errors.Safe(name), errors.Safe(strings.Join(Names(), ", "))), ErrUnknown)
 }
 
 // Names lists the renderers' names, sorted.

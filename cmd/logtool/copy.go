@@ -59,6 +59,7 @@ func runCopy(ctx context.Context, opts copyOptions, args []string, stdout, stder
 	}
 	fromG, toG := *opts.g, *opts.g
 	fromG.db, toG.db = opts.from, opts.to
+	fromG.dbFlag, toG.dbFlag = "--from", "--to"
 	src, err := fromG.open(openRead)
 	if err != nil {
 		return err

@@ -115,7 +115,11 @@ func transcriptJobs(args []string) ([]transcriptJob, error) {
 		}
 		fi, err := os.Stat(a)
 		if err != nil {
-			return nil, errors.Wrap(err, "import")
+			// Reported as that file's failure, so the others go on (as
+			// with DSH files): `import --format auto ~/.codex/sessions
+			// ~/.claude/projects` works for a user of one tool.
+			add(a)
+			continue
 		}
 		if !fi.IsDir() {
 			add(a)

@@ -28,8 +28,10 @@ type replayOptions struct {
 	wire string
 }
 
-// wireFromHeader is --wire without a name: each step's config wire.
-const wireFromHeader = "\x00header"
+// wireFromHeader is --wire without a name (or --wire auto): each step's
+// config wire. It is no renderer's name, and --help shows it as NAME's
+// default.
+const wireFromHeader = "auto"
 
 func newReplayCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	opts := replayOptions{g: g}
@@ -52,7 +54,8 @@ before it in the log.
 
 --wire [NAME] prints instead the bytes a provider received for each step
 (SPEC §12), rendered by the wire renderer NAME (openai-chat or
-anthropic-messages; default: the one the step's config names in "wire").
+anthropic-messages; auto, the default: the one the step's config names in
+"wire").
 --format json (the default with --wire) prints one line per step:
 {"turn":T,"step":S,"stepStartSeq":B,"body":STRING|null}, body the exact
 body as a JSON string; raw prints the body bytes of one step alone (needs
@@ -75,7 +78,7 @@ body.`,
 	cmd.Flags().StringVar(&opts.step, "step", "", "only the step `T.S` (turn.step)")
 	cmd.Flags().BoolVar(&opts.new, "new", false, "text format: show only the messages new since the previous step")
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output `FORMAT`: text or json; with --wire: json, raw or text")
-	cmd.Flags().StringVar(&opts.wire, "wire", "", "print the provider body rendered by wire `NAME` (default: the step's config wire)")
+	cmd.Flags().StringVar(&opts.wire, "wire", "", "print the provider body rendered by wire `NAME` (auto: each step's config wire)")
 	cmd.Flags().Lookup("wire").NoOptDefVal = wireFromHeader
 	return cmd
 }

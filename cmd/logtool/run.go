@@ -56,6 +56,9 @@ type globalOptions struct {
 	// warnMeta); noMetaWarning is set by verify, which reports a damaged
 	// meta page as a finding instead.
 	metaChecked, noMetaWarning bool
+	// dbFlag is the flag that named db, for hints: "" means --db (copy
+	// opens its stores as --from and --to).
+	dbFlag string
 }
 
 // run executes the command line args and returns the exit code. Errors are
@@ -123,7 +126,9 @@ func newRootCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "logtool",
 		Short: "Inspect and maintain a sessionlog store",
 		Long: `logtool imports, exports and inspects the session logs in a sessionlog store
-(one bbolt file holding any number of sessions).
+(a bbolt file, or a PostgreSQL database named by a postgres:// URL, holding
+any number of sessions), runs the agent loop against a scripted or a real
+model, and serves a read-only audit UI.
 
 The store is --db, else $LOGTOOL_DB, else sessions.db in the current directory.
 Commands that only read open it read-only and never create it.

@@ -69,14 +69,14 @@ func (g *globalOptions) checkPath(mustExist bool) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if mustExist {
-			return noStore(g.db)
+			return g.noStore()
 		}
 	case err != nil:
 		return errors.Wrapf(err, "store %s", errors.Safe(g.db))
 	case fi.IsDir():
 		return errors.WithHint(
 			errors.Newf("store %s is a directory", errors.Safe(g.db)),
-			"--db names the store file itself")
+			g.flag()+" names the store file itself")
 	}
 	return nil
 }
@@ -135,13 +135,24 @@ func (g *globalOptions) openURL(mode openMode) (store, error) {
 	return st, err
 }
 
+// flag is the flag that names the store, for hints.
+func (g *globalOptions) flag() string {
+	if g.dbFlag == "" {
+		return "--db"
+	}
+	return g.dbFlag
+}
+
 // name is --db for messages: a URL loses its password.
 func (g *globalOptions) name() string { return redactDB(g.db) }
 
-// noStore is the error for a missing store at path.
-func noStore(path string) error {
-	return errors.WithHint(noStoref("no store at %s", errors.Safe(path)),
-		"import a session first ('logtool import FILE', 'logtool demo'), or name the store with --db PATH or $LOGTOOL_DB")
+// noStore is the error for a missing store at --db (or copy's --from).
+func (g *globalOptions) noStore() error {
+	hint := "import a session first ('logtool import FILE', 'logtool demo'), or name the store with --db PATH or $LOGTOOL_DB"
+	if g.dbFlag != "" {
+		hint = g.dbFlag + " names an existing store: a bbolt file or a postgres:// URL"
+	}
+	return errors.WithHint(noStoref("no store at %s", errors.Safe(g.db)), hint)
 }
 
 // closeStore closes st and joins a close failure to *errp.

@@ -160,3 +160,23 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestImportMissingPath imports a folder and a path that does not exist,
+// as README's `import --format auto ~/.codex/sessions ~/.claude/projects`
+// does for a user of only one of the tools: the folder's files are
+// imported, the missing path is reported by name, and the exit is 1.
+func TestImportMissingPath(t *testing.T) {
+	tmp := t.TempDir()
+	db := filepath.Join(tmp, "s.db")
+	dir := filepath.Join(tmp, "projects")
+	copyFile(t, filepath.Join("testdata", "import", "basic.jsonl"), filepath.Join(dir, "basic.jsonl"))
+	missing := filepath.Join(tmp, "no-such-dir")
+	code, stdout, stderr := logtoolRun(t, db, "import", "--format", "auto", missing, dir)
+	if code != exitFailure || !strings.HasPrefix(stdout, "basic-1 ") ||
+		!strings.Contains(stderr, missing+": no such file or directory") || !strings.Contains(stderr, "1 of 2 files not imported") {
+		t.Errorf("import of a missing path and a folder = exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if _, out, _ := logtoolRun(t, db, "ls"); !strings.Contains(out, "basic-1") {
+		t.Errorf("ls after the import lacks basic-1:\n%s", out)
+	}
+}

@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestNewUUID(t *testing.T) {
@@ -87,5 +89,45 @@ func TestRun(t *testing.T) {
 				t.Errorf("run(%q) created %s", tt.args, db)
 			}
 		})
+	}
+}
+
+// TestHelpReadable reads every command's --help as a user does: exit 0,
+// all of it printable text (a flag's hidden sentinel default once printed
+// a NUL byte into replay's), and replay's optional --wire NAME shown with
+// the default it takes.
+func TestHelpReadable(t *testing.T) {
+	var root bytes.Buffer
+	if code := run(context.Background(), []string{"--help"}, &root, io.Discard); code != exitOK {
+		t.Fatalf("logtool --help = %d, want %d", code, exitOK)
+	}
+	_, list, ok := strings.Cut(root.String(), "Available Commands:\n")
+	if !ok {
+		t.Fatalf("logtool --help lists no commands:\n%s", root.String())
+	}
+	list, _, _ = strings.Cut(list, "\n\n")
+	var names []string
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			names = append(names, f[0])
+		}
+	}
+	if len(names) < 10 {
+		t.Fatalf("logtool --help lists %d commands, want every one: %q", len(names), names)
+	}
+	for _, name := range names {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{name, "--help"}, &stdout, &stderr); code != exitOK || stderr.Len() != 0 {
+			t.Errorf("logtool %s --help = %d, stderr %q; want %d and nothing", name, code, stderr.String(), exitOK)
+		}
+		for i, r := range stdout.String() {
+			if r != '\n' && !unicode.IsPrint(r) {
+				t.Errorf("logtool %s --help: unprintable %q at byte %d", name, r, i)
+				break
+			}
+		}
+		if name == "replay" && !strings.Contains(stdout.String(), `--wire NAME[="auto"]`) {
+			t.Errorf("logtool replay --help does not show --wire's default:\n%s", stdout.String())
+		}
 	}
 }

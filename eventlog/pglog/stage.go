@@ -300,7 +300,7 @@ func (s *Store) Fork(ctx context.Context, source string, at int64, child codec.S
 		return errors.Wrapf(err, "pglog: fork of session %q", errors.Safe(source))
 	}
 	if point.Type != codec.TypeTurnEnd {
-		return invalidf("pglog: fork of session %q: seq %d is a %s, not a turn/end",
+		return invalidf("pglog: fork of session %q: seq %d is %s, not turn/end",
 			errors.Safe(source), errors.Safe(at), point.Type)
 	}
 	st := s.newStager(hdr)
