@@ -52,8 +52,16 @@ type child struct {
 // given extra environment (KEY=VALUE).
 func startChild(t testing.TB, test, role string, env ...string) *child {
 	t.Helper()
+	return startChildFor(t, childLimit, test, role, env...)
+}
+
+// startChildFor is startChild for a child that may live up to limit: one
+// that ends by itself when its stdin closes (watchStdin), so that a long
+// limit never lets it outlive its parent.
+func startChildFor(t testing.TB, limit time.Duration, test, role string, env ...string) *child {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1",
-		"-test.timeout="+childLimit.String())
+		"-test.timeout="+limit.String())
 	// Under -race, a race in the child must end it at once: a crash child
 	// is killed before it could report one at exit.
 	gorace := strings.TrimSpace(os.Getenv("GORACE") + " halt_on_error=1")

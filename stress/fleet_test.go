@@ -25,7 +25,10 @@ const (
 	fleetShared   = 3                     // sessions every writer appends to, racing
 	fleetMinPause = 30 * time.Millisecond // a kill comes this long after the last one …
 	fleetMaxPause = 150 * time.Millisecond
-	envSlot       = "SESSIONLOG_STRESS_SLOT"
+	// fleetChildLimit is a writer's -test.timeout: past .ci/pg.sh's whole
+	// step, since a writer lives until it is killed or its stdin closes.
+	fleetChildLimit = 60 * time.Minute
+	envSlot         = "SESSIONLOG_STRESS_SLOT"
 )
 
 // fleetAck is a batch a writer was told is stored.
@@ -71,7 +74,10 @@ func TestFleetPostgres(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
 	start := func(slot int) *child {
-		c := startChild(t, "TestFleetChild", "fleet", envStore+"="+u, envSlot+"="+strconv.Itoa(slot),
+		// A writer may outlive many kills of the others, each followed
+		// by a check that grows with the sessions; it ends by itself when
+		// its stdin closes, so it gets the whole test's time.
+		c := startChildFor(t, fleetChildLimit, "TestFleetChild", "fleet", envStore+"="+u, envSlot+"="+strconv.Itoa(slot),
 			envSeed+"="+strconv.FormatInt(rng.Int63(), 10))
 		c.expect("start")
 		return c
