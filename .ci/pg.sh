@@ -9,7 +9,7 @@
 # its own, after (not alongside) the rest of .ci/run's tests.
 #
 # Knobs: SESSIONLOG_TEST_PG (the server), PG_KILLS (crash rounds, 120),
-# PG_CRASHES (server crashes among them, 6), FLEET_KILLS (120),
+# PG_CRASHES (server crashes among them, 6), FLEET_KILLS (100),
 # STRESS_REPORT (a file the one-line summaries are appended to).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -35,5 +35,5 @@ go test -race -short -count=1 -run '^(TestCrashPostgres|TestFleetPostgres)$' ./s
 # The full fault runs.
 STRESS_KILLS="${PG_KILLS:-120}" STRESS_PG_CRASHES="${PG_CRASHES:-6}" \
 	go test -count=1 -run '^TestCrashPostgres$' -v -timeout 60m ./stress/
-STRESS_FLEET_KILLS="${FLEET_KILLS:-120}" \
+STRESS_FLEET_KILLS="${FLEET_KILLS:-100}" \
 	go test -count=1 -run '^TestFleetPostgres$' -v -timeout 60m ./stress/
