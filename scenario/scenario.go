@@ -212,7 +212,9 @@ func parseConfig(cfg []byte) (header.Config, error) {
 	doc := append(append([]byte(`{"config":`), cfg...), '}')
 	mp, err := codec.FromJSON(nil, doc, codec.Limits{})
 	if err != nil {
-		return header.Config{}, errors.Wrap(err, "scenario: config")
+		// The file parsed as JSON already; what codec's stricter text
+		// rules refuse here (invalid UTF-8, say) is a malformed scenario.
+		return header.Config{}, errors.Mark(errors.Wrap(err, "scenario: config"), codec.ErrInvalid)
 	}
 	s, err := header.Decode(mp)
 	if err != nil {
