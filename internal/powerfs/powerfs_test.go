@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/internal/powerfs"
+	"github.com/sessionlog/sessionlog/internal/powerfs/powerfstest"
 )
 
 // disk is a power-loss mount for one test: its disk directory and mount.
@@ -25,9 +26,7 @@ type disk struct {
 // here.
 func newDisk(t *testing.T) *disk {
 	t.Helper()
-	if why := powerfs.Unavailable(); why != "" {
-		t.Skip(why)
-	}
+	powerfstest.Require(t)
 	base := t.TempDir()
 	d := &disk{t: t, dir: filepath.Join(base, "disk"), mnt: filepath.Join(base, "mnt")}
 	for _, p := range []string{d.dir, d.mnt} {

@@ -8,14 +8,24 @@ import (
 	"github.com/sessionlog/sessionlog/internal/powerfs"
 )
 
-// Dirs skips t where powerfs cannot mount; else it makes and returns an
-// empty disk directory and mount point, for a test that mounts (and cuts)
-// more than once.
-func Dirs(t testing.TB) (disk, mnt string) {
+// Require skips t where powerfs cannot mount (no root or no /dev/fuse),
+// saying why in one line; under CI, which must run the power-loss
+// proofs, it fails instead.
+func Require(t testing.TB) {
 	t.Helper()
 	if why := powerfs.Unavailable(); why != "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s (CI must run the power-loss proofs)", why)
+		}
 		t.Skip(why)
 	}
+}
+
+// Dirs is Require, then it makes and returns an empty disk directory and
+// mount point, for a test that mounts (and cuts) more than once.
+func Dirs(t testing.TB) (disk, mnt string) {
+	t.Helper()
+	Require(t)
 	base := t.TempDir()
 	disk, mnt = filepath.Join(base, "disk"), filepath.Join(base, "mnt")
 	for _, d := range []string{disk, mnt} {
