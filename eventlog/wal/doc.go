@@ -1,0 +1,2 @@
+// Package wal is the write-ahead log's file format.
+package wal

@@ -1,0 +1,335 @@
+package wal
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/cockroachdb/errors"
+)
+
+// Options configure a WAL opened for writing.
+type Options struct {
+	// SegmentSize is the size of a segment file in bytes; 0 means
+	// DefaultSegmentSize, and it is capped at MaxSegmentSize. A segment is
+	// cut when the next record would not fit; a record larger than
+	// SegmentSize gets a segment of its own.
+	SegmentSize int64
+	// NoSync skips every fdatasync and fsync (tests, bulk loads): an
+	// appended record survives a process crash, not a power cut.
+	NoSync bool
+}
+
+// WAL is a write-ahead log open for appending. Append, Release and Close
+// may be called from any goroutine but are serialized by a mutex: the WAL
+// is meant for one writer (the committer), which batches appends itself.
+// Last and Size may be called at any time.
+type WAL struct {
+	dir  string
+	opts Options
+
+	mu     sync.Mutex
+	segs   []segment // live segments; the last is the one being written
+	f      *os.File  // the last segment, nil until the first Append if none
+	pos    int64     // offset of the next record in f
+	next   uint64    // lsn of the next record
+	link   uint32    // crc of the last record
+	size   int64     // bytes of all live segment files
+	buf    []byte
+	broken error // the failure that broke the WAL, nil if none
+	closed bool
+
+	// writeHook, when set (tests), replaces the write of a record.
+	writeHook func(f *os.File, b []byte, off int64) error
+}
+
+// Open opens the WAL in dir for appending, creating dir if missing. It
+// reads every segment in order, calls fn for each intact record with
+// lsn > after, in lsn order (the payload is valid only during the call),
+// and positions the writer after the last intact record: a torn tail is
+// truncated away and reported. The next Append gets lsn Report.Last+1, or
+// after+1 when no record is present. Records with lsn <= after are checked
+// but not passed to fn. An error from fn aborts Open and is returned.
+func Open(dir string, after uint64, opts Options, fn func(lsn uint64, payload []byte) error) (*WAL, Report, error) {
+	if opts.SegmentSize <= 0 {
+		opts.SegmentSize = DefaultSegmentSize
+	}
+	opts.SegmentSize = min(opts.SegmentSize, MaxSegmentSize)
+	if err := mkdir(dir, opts.NoSync); err != nil {
+		return nil, Report{}, err
+	}
+	s, err := read(dir, after, fn)
+	if err != nil {
+		return nil, s.report, err
+	}
+	w := &WAL{dir: dir, opts: opts, segs: s.segs, next: s.next, link: s.link}
+	if s.unwritten != "" {
+		if err := os.Remove(s.unwritten); err != nil {
+			return nil, s.report, errors.Wrapf(err, "wal: remove unwritten segment %s", errors.Safe(s.unwritten))
+		}
+		if err := w.syncDir(); err != nil {
+			return nil, s.report, err
+		}
+	}
+	if len(w.segs) > 0 {
+		last := &w.segs[len(w.segs)-1]
+		f, err := os.OpenFile(last.path, os.O_RDWR, 0)
+		if err != nil {
+			return nil, s.report, errors.Wrapf(err, "wal: open %s", errors.Safe(last.path))
+		}
+		if s.tornOff >= 0 {
+			// Zero the torn bytes rather than truncate, to keep the
+			// segment's preallocation.
+			if err := zeroFill(f, s.tornOff, s.tornOff+s.report.TornBytes); err == nil {
+				err = w.sync(f)
+			}
+			if err != nil {
+				f.Close()
+				return nil, s.report, errors.Wrapf(err, "wal: drop torn tail of %s", errors.Safe(last.path))
+			}
+		}
+		w.f, w.pos = f, last.end
+	}
+	for _, sg := range w.segs {
+		w.size += sg.size
+	}
+	return w, s.report, nil
+}
+
+// Append writes one record and returns its lsn once it is written and
+// fdatasynced (unless Options.NoSync). After a failed write or sync every
+// later Append returns ErrBroken.
+func (w *WAL) Append(payload []byte) (uint64, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.closed:
+		return 0, errors.Wrapf(ErrClosed, "wal: append to %s", errors.Safe(w.dir))
+	case w.broken != nil:
+		return 0, errors.Mark(errors.Wrapf(w.broken, "wal: %s refuses appends after a failed write", errors.Safe(w.dir)), ErrBroken)
+	case len(payload) > MaxPayload:
+		return 0, errors.Wrapf(ErrTooLarge, "wal: payload of %d bytes, at most %d", errors.Safe(len(payload)), errors.Safe(MaxPayload))
+	}
+	n := int64(frameSize + len(payload))
+	if w.f == nil || (w.pos > headerSize && w.pos+n > w.opts.SegmentSize) {
+		if err := w.cut(); err != nil {
+			w.broken = err
+			return 0, errors.Mark(err, ErrBroken)
+		}
+	}
+	lsn := w.next
+	var crc uint32
+	w.buf, crc = appendFrame(w.buf[:0], lsn, w.link, payload)
+	err := w.write(w.buf, w.pos)
+	if err == nil {
+		err = w.sync(w.f)
+	}
+	if err != nil {
+		w.broken = errors.Wrapf(err, "wal: write lsn %d at %s@%d", errors.Safe(lsn), errors.Safe(filepath.Base(w.f.Name())), errors.Safe(w.pos))
+		return 0, errors.Mark(w.broken, ErrBroken)
+	}
+	if cap(w.buf) > 1<<20 {
+		w.buf = nil // do not pin a large record's buffer
+	}
+	w.pos += n
+	if seg := &w.segs[len(w.segs)-1]; w.pos > seg.size {
+		w.size += w.pos - seg.size
+		seg.size = w.pos
+	}
+	seg := &w.segs[len(w.segs)-1]
+	seg.end = w.pos
+	w.next, w.link = lsn+1, crc
+	return lsn, nil
+}
+
+func (w *WAL) write(b []byte, off int64) error {
+	if w.writeHook != nil {
+		return w.writeHook(w.f, b, off)
+	}
+	_, err := w.f.WriteAt(b, off)
+	return err
+}
+
+// cut starts a new segment for the next record: it writes the header,
+// fills the segment with zeros (see doc.go), syncs it and then the
+// directory, so the new name is durable before a record in it is.
+func (w *WAL) cut() error {
+	if w.f != nil {
+		if err := w.f.Close(); err != nil {
+			return errors.Wrapf(err, "wal: close %s", errors.Safe(w.f.Name()))
+		}
+		w.f = nil
+	}
+	path := filepath.Join(w.dir, segmentName(w.next))
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	if err != nil {
+		return errors.Wrapf(err, "wal: create segment")
+	}
+	hdr := appendHeader(nil, header{first: w.next, link: w.link})
+	_, err = f.WriteAt(hdr, 0)
+	if err == nil {
+		err = zeroFill(f, headerSize, w.opts.SegmentSize)
+	}
+	if err == nil {
+		err = w.sync(f)
+	}
+	if err == nil {
+		err = w.syncDir()
+	}
+	if err != nil {
+		f.Close()
+		return errors.Wrapf(err, "wal: create segment %s", errors.Safe(filepath.Base(path)))
+	}
+	size := max(w.opts.SegmentSize, headerSize)
+	w.segs = append(w.segs, segment{path: path, first: w.next, size: size, end: headerSize})
+	w.size += size
+	w.f, w.pos = f, headerSize
+	return nil
+}
+
+// Last returns the lsn of the last record appended or read (after, if
+// none).
+func (w *WAL) Last() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.next - 1
+}
+
+// Size returns the bytes of all live segment files, preallocated zeros
+// included (a segment is SegmentSize bytes from its creation).
+func (w *WAL) Size() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.size
+}
+
+// Release deletes every segment other than the one being written whose
+// records all have lsn <= applied, then syncs the directory (unless
+// NoSync). It never deletes a record with lsn > applied.
+func (w *WAL) Release(applied uint64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return errors.Wrapf(ErrClosed, "wal: release in %s", errors.Safe(w.dir))
+	}
+	n := 0
+	// Segment i holds lsns segs[i].first .. segs[i+1].first-1.
+	for n+1 < len(w.segs) && w.segs[n+1].first-1 <= applied {
+		if err := os.Remove(w.segs[n].path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			w.dropFirst(n)
+			return errors.Wrapf(err, "wal: release %s", errors.Safe(filepath.Base(w.segs[0].path)))
+		}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	w.dropFirst(n)
+	return w.syncDir()
+}
+
+func (w *WAL) dropFirst(n int) {
+	for _, sg := range w.segs[:n] {
+		w.size -= sg.size
+	}
+	w.segs = append(w.segs[:0], w.segs[n:]...)
+}
+
+// Close syncs and closes the segment being written. It is idempotent.
+func (w *WAL) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if w.f == nil {
+		return nil
+	}
+	var err error
+	if w.broken == nil {
+		err = w.sync(w.f)
+	}
+	err = errors.CombineErrors(err, w.f.Close())
+	w.f = nil
+	return errors.Wrapf(err, "wal: close %s", errors.Safe(w.dir))
+}
+
+// Remove deletes every segment in dir and dir itself, then syncs dir's
+// parent. Another file in dir makes it fail. A missing dir is nil.
+func Remove(dir string) error {
+	paths, err := Segments(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return errors.Wrapf(err, "wal: remove %s", errors.Safe(p))
+		}
+	}
+	if err := os.Remove(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return errors.Wrapf(err, "wal: remove %s", errors.Safe(dir))
+	}
+	return syncDir(filepath.Dir(dir))
+}
+
+// sync fdatasyncs f unless NoSync.
+func (w *WAL) sync(f *os.File) error {
+	if w.opts.NoSync {
+		return nil
+	}
+	return fdatasync(f)
+}
+
+func (w *WAL) syncDir() error {
+	if w.opts.NoSync {
+		return nil
+	}
+	return syncDir(w.dir)
+}
+
+func fdatasync(f *os.File) error {
+	for {
+		err := syscall.Fdatasync(int(f.Fd()))
+		if err != syscall.EINTR {
+			return errors.Wrapf(err, "wal: fdatasync %s", errors.Safe(filepath.Base(f.Name())))
+		}
+	}
+}
+
+// mkdir creates dir if it is missing and makes its name durable.
+func mkdir(dir string, noSync bool) error {
+	if fi, err := os.Stat(dir); err == nil {
+		if !fi.IsDir() {
+			return errors.Newf("wal: %s is not a directory", errors.Safe(dir))
+		}
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return errors.Wrapf(err, "wal: create %s", errors.Safe(dir))
+	}
+	if noSync {
+		return nil
+	}
+	return syncDir(filepath.Dir(dir))
+}
+
+// syncDir fsyncs the directory dir (as eventlog.SyncDir, which this
+// package cannot import): a filesystem that cannot sync directories is
+// taken as having nothing to sync.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return errors.Wrapf(err, "wal: sync directory %s", errors.Safe(dir))
+	}
+	err = d.Sync()
+	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
+		err = nil
+	}
+	return errors.Wrapf(errors.CombineErrors(err, d.Close()), "wal: sync directory %s", errors.Safe(dir))
+}
