@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 	"io/fs"
@@ -179,7 +180,11 @@ func (s *scan) segment(path string, last bool, after uint64, fn func(uint64, []b
 		if !last {
 			return corruptf("wal: segment %s@%d: bad record (want lsn %d)", errors.Safe(name), errors.Safe(off), errors.Safe(s.next))
 		}
-		if p := intactAfter(data[off:off+end], s.next); p >= 0 {
+		switch p := intactAfter(data[off:off+end], s.next); {
+		case p == -2:
+			return corruptf("wal: segment %s@%d: bad record (want lsn %d), and the bytes after it are too irregular to call it a torn tail",
+				errors.Safe(name), errors.Safe(off), errors.Safe(s.next))
+		case p >= 0:
 			return corruptf("wal: segment %s@%d: bad record (want lsn %d) before an intact one at offset %d",
 				errors.Safe(name), errors.Safe(off), errors.Safe(s.next), errors.Safe(off+p))
 		}
@@ -196,14 +201,22 @@ func (s *scan) segment(path string, last bool, after uint64, fn func(uint64, []b
 }
 
 // intactAfter returns the offset of the first intact frame in b after its
-// first byte with an lsn of at least lo, or -1: a bad frame followed by an
-// intact one is damage, not a torn tail. Only offsets whose length and lsn
-// are plausible get a crc computed, so the scan is about linear.
+// first byte whose lsn could follow a damaged record with lsn lo, or -1: a
+// bad frame followed by an intact one is damage, not a torn tail. Records
+// are at least frameSize bytes, so a frame p bytes on has an lsn in
+// [lo, lo+p/frameSize]; only offsets with such an lsn and a length that
+// fits get a crc computed, so on real data the scan is about linear.
+// Crafted bytes can make many offsets plausible; past a budget of crc work
+// the scan gives up and reports the tail as damage (-2), never as torn.
 func intactAfter(b []byte, lo uint64) int {
+	budget := 16*len(b) + 1<<20
 	for p := 1; p+frameSize <= len(b); p++ {
-		hi := lo + uint64(len(b)-p)/frameSize
-		if !plausibleFrame(b[p:], lo, hi) {
+		if !plausibleFrame(b[p:], lo, lo+uint64(p)/frameSize) {
 			continue
+		}
+		budget -= frameSize + int(binary.LittleEndian.Uint32(b[p:]))
+		if budget < 0 {
+			return -2
 		}
 		if _, ok := parseFrame(b[p:]); ok {
 			return p
