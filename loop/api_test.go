@@ -2,6 +2,7 @@ package loop_test
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -249,10 +250,11 @@ func TestNextConcurrent(t *testing.T) {
 	h := newHarness(t)
 	l := h.open("s", nil)
 	stop := make(chan struct{})
-	var reads, moves atomic.Int64
+	var reads, moves, seen atomic.Int64
 	done := make(chan error, 1)
 	go func() {
 		last := l.Next()
+		seen.Store(last)
 		for {
 			select {
 			case <-stop:
@@ -270,10 +272,16 @@ func TestNextConcurrent(t *testing.T) {
 				moves.Add(1)
 			}
 			last = n
+			seen.Store(n)
 		}
 	}()
 	for i := 0; i < 5; i++ {
 		h.send(l, "hi", text("ok"))
+		// Let the reader see this turn's end before the next one starts,
+		// so that it races the writes instead of missing them all.
+		for seen.Load() != l.Next() {
+			runtime.Gosched()
+		}
 	}
 	close(stop)
 	if err := <-done; err != nil {
