@@ -119,4 +119,25 @@ type Options struct {
 	// Metrics makes the store's instruments (the Metric names); nil
 	// records nothing and times nothing.
 	Metrics metric.MeterProvider
+	// WAL sizes and paces the write-ahead log of a bbolt store; its zero
+	// values are the defaults.
+	WAL WALOptions
+}
+
+// WALOptions sizes and paces the write-ahead log (see the package doc,
+// Durability). Zero or negative values mean the defaults.
+type WALOptions struct {
+	// SegmentSize is the size at which a new segment file is started;
+	// DefaultSegmentSize when 0.
+	SegmentSize int64
+	// ApplyInterval is the longest an acknowledged write waits before the
+	// applier copies it into the tree; DefaultApplyInterval when 0.
+	ApplyInterval time.Duration
+	// ApplyBytes starts an apply round at once when the unapplied writes
+	// hold this many record bytes; DefaultApplyBytes when 0.
+	ApplyBytes int64
+	// MaxUnapplied bounds the unapplied writes (memory, and the log an
+	// Open after a crash replays): writers wait for the applier past it;
+	// DefaultMaxUnapplied when 0.
+	MaxUnapplied int64
 }

@@ -125,26 +125,9 @@ func (l *Log) create(ctx context.Context, h codec.SessionHeader) error {
 		return err
 	}
 	err = l.commit(&commitReq{
-		size: len(headerRec) + len(headRec),
-		check: func(tx *bolt.Tx) error {
-			if sessionBucket(tx, id) != nil {
-				return conflictf("eventlog: create session %q: it exists already", errors.Safe(id))
-			}
-			return nil
-		},
-		write: func(tx *bolt.Tx) error {
-			b, err := tx.Bucket(bucketSessions).CreateBucket([]byte(id))
-			if err != nil {
-				return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(id))
-			}
-			if _, err := b.CreateBucket(bucketEvents); err != nil {
-				return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(id))
-			}
-			if err := b.Put(keyHeader, headerRec); err != nil {
-				return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(id))
-			}
-			return errors.Wrapf(b.Put(keyHead, headRec), "eventlog: create session %q", errors.Safe(id))
-		},
+		size:  len(headerRec) + len(headRec),
+		op:    walOp{id: id, headerRec: headerRec, headRec: headRec},
+		check: func() error { return l.checkNew(id) },
 	})
 	if err != nil {
 		l.cache.Remove(id)
@@ -245,31 +228,16 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 	err = l.commit(&commitReq{
 		size:   size,
 		events: len(decoded),
-		check: func(tx *bolt.Tx) error {
-			b := sessionBucket(tx, session)
-			if b == nil || !bytes.Equal(b.Get(keyHead), oldHead) {
-				return conflictf("eventlog: append to session %q: the session changed under this writer", errors.Safe(session))
-			}
-			return nil
-		},
-		write: func(tx *bolt.Tx) error {
-			if l.hookWrite != nil {
-				if err := l.hookWrite(session); err != nil {
-					return err
-				}
-			}
-			b := sessionBucket(tx, session)
-			eb, err := eventsBucket(b, session)
+		op:     walOp{id: session, first: first, recs: recs, headRec: headRec},
+		check: func() error {
+			cur, err := l.headRecord(session)
 			if err != nil {
 				return err
 			}
-			eb.FillPercent = 1.0 // append-only: full pages
-			for i, rec := range recs {
-				if err := eb.Put(seqKey(first+int64(i)), rec); err != nil {
-					return errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(first+int64(i)))
-				}
+			if !bytes.Equal(cur, oldHead) {
+				return conflictf("eventlog: append to session %q: the session changed under this writer", errors.Safe(session))
 			}
-			return errors.Wrapf(b.Put(keyHead, headRec), "eventlog: session %q head", errors.Safe(session))
+			return nil
 		},
 	})
 	if err != nil {
@@ -280,6 +248,45 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 	st.head, st.headRec = head, headRec
 	l.cache.Put(session, st)
 	return nil
+}
+
+// checkNew refuses an id that a new session cannot take: one that exists,
+// unapplied or in the tree, or that an Import or Fork is staging.
+func (l *Log) checkNew(id string) error {
+	if l.staging.Has(id) {
+		return conflictf("eventlog: create session %q: it is being imported or forked", errors.Safe(id))
+	}
+	exists := l.tails.has(id)
+	if !exists {
+		if err := l.view(func(tx *bolt.Tx) error {
+			exists = sessionBucket(tx, id) != nil
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	if exists {
+		return conflictf("eventlog: create session %q: it exists already", errors.Safe(id))
+	}
+	return nil
+}
+
+// headRecord returns the session's newest head record: the unapplied
+// tail's, else the tree's (a copy). A session without one is ErrNotFound.
+func (l *Log) headRecord(id string) ([]byte, error) {
+	if v := l.tails.view(id); v.ok {
+		return v.headRec, nil
+	}
+	var rec []byte
+	err := l.view(func(tx *bolt.Tx) error {
+		b := sessionBucket(tx, id)
+		if b == nil {
+			return noSession(id)
+		}
+		rec = clone(b.Get(keyHead))
+		return nil
+	})
+	return rec, err
 }
 
 // state returns the session's state from the cache, or rebuilds it from

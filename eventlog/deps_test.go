@@ -15,6 +15,7 @@ func TestDeps(t *testing.T) {
 		"github.com/sessionlog/sessionlog/codec":                 "the event model",
 		"github.com/sessionlog/sessionlog/eventlog":              "eventlogtest tests the Store",
 		"github.com/sessionlog/sessionlog/eventlog/layout":       "the frozen on-disk names and records",
+		"github.com/sessionlog/sessionlog/eventlog/wal":          "the write-ahead log's files",
 		"github.com/cockroachdb/errors":                          "errors",
 		"github.com/vmihailenco/msgpack/v5":                      "engine records",
 		"go.etcd.io/bbolt":                                       "the store",

@@ -14,9 +14,14 @@
 // format and frozen; a change needs a new FormatVersion. Their one
 // definition is package eventlog/layout, which salvage reads through too.
 //
-//	root
+//	sessions.db                               the bbolt file (the tree)
+//	sessions.db-wal/                          the write-ahead log (package wal), while open
+//	└── <first lsn, 16 hex digits>.wal        segment files
+//
+//	root (in the bbolt file)
 //	├── meta                                  bucket
-//	│   └── "format"  → engine record {f: FormatVersion}
+//	│   ├── "format"  → engine record {f: FormatVersion}
+//	│   └── "wal"     → engine record {a: last applied lsn}   (from the first apply)
 //	└── sessions                              bucket
 //	    └── <session id>                      bucket, one per session
 //	        ├── "header"  → record: msgpack image of the header line
@@ -42,7 +47,8 @@
 // msgpack images of their JSON (SPEC §2.7; see package codec). Engine
 // records are typed msgpack maps with short, permanent tags:
 //
-//	meta/format   f  int64    store format version (1)
+//	meta/format   f  int64    store format version (2; 1 before the log)
+//	meta/wal      a  int64    lsn of the last log record the tree holds
 //	head          n  int64    next seq = number of events
 //	              t  int64    number of turn/start events
 //	              l  float64  time of the last event (createdAt if none)
@@ -50,18 +56,52 @@
 //	              b  int64    sum of the stored event record sizes
 //
 // A store whose format is newer than FormatVersion is refused with
-// ErrUnsupported, never misread.
+// ErrUnsupported, never misread; a read-write Open upgrades a format 1
+// store (no log, uncompressed records) to format 2 in place.
 //
-// # Writes
+// # Writes and durability
 //
-// Append is atomic and durable when it returns: events are checked and
-// validated first (codec.DecodeEvent, then the session's Validator), and a
-// refused append writes nothing. Appends to different sessions that are
-// in flight together share one bbolt transaction and one fsync (group
-// commit, see commit.go), and a read-write Open fsyncs the store's
-// directory, so the file's name is as durable as its bytes (stress's
-// TestPowerCut cuts the power to prove both). Appends to one session are
-// serialised, so a second writer sees the first's effect (ErrConflict).
+// Append and Create are atomic and durable when they return nil: the
+// events are checked and validated first (codec.DecodeEvent, then the
+// session's Validator), and a refused write writes nothing. Then the
+// write is appended to the write-ahead log as part of one log record and
+// acknowledged once that record's fdatasync has returned: after a crash
+// or a power cut, the next Open replays it. Writes to different sessions
+// that are in flight together share one record and one fdatasync (group
+// commit, see commit.go). Appends to one session are serialised, so a
+// second writer sees the first's effect (ErrConflict). A failed log write
+// or sync fails its writes and every later one until the store is
+// reopened (after a failed fdatasync nobody knows which bytes reached the
+// disk; the next Open reads what did, and a write whose caller got an
+// error may be there).
+//
+// The applier (apply.go) copies acknowledged writes into the bbolt tree in
+// one fsynced transaction per round, which also records the last applied
+// lsn under meta/wal, and then deletes the log segments the tree holds. A
+// round runs every WALOptions.ApplyInterval (100 ms), or at once when the
+// unapplied writes reach ApplyBytes (8 MiB); writers wait while they
+// reach MaxUnapplied (64 MiB), which bounds both the memory they take and
+// the log a crashed store replays on Open. Segments are SegmentSize
+// (64 MiB) each. Readers never wait for the applier: a read merges the
+// unapplied writes, held in memory (tail.go), with the tree. Close applies
+// everything and removes the log, so a closed store is one file again.
+//
+// Open replays the log past meta/wal: a read-write Open applies it before
+// it returns (and a read-only Open reads it into memory, writing
+// nothing). Only the last record of the log can be torn (a record is
+// written after the previous one's fdatasync returned): a bad last record
+// is a write that was never acknowledged, and is dropped and reported
+// (Log.WALReport, a warning in the log); a bad record anywhere else is
+// ErrCorrupt. A flipped byte in the last record cannot be told from a torn
+// write; it is reported the same way, never read.
+//
+// NoSync skips every fdatasync and fsync, of the log and of the tree: a
+// crash of the process loses nothing (the kernel has the bytes), a power
+// cut may lose acknowledged writes. For tests and bulk loads.
+//
+// A read-write Open also fsyncs the store's directory, so the file's name
+// is as durable as its bytes (stress's TestPowerCut cuts the power to
+// prove both).
 // Import and Fork stage a session in several transactions, marked
 // "staging", and publish it with the final transaction, which deletes the
 // mark and writes the head; a read-write Open removes what a crash left

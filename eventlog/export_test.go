@@ -37,3 +37,36 @@ func SetNoFreelistSync(v bool) bool {
 
 // SetLinger sets the committer's wait for returning writers (benchmarks).
 func SetLinger(d time.Duration) (old time.Duration) { old, linger = linger, d; return old }
+
+// SetApplySchedule sets the applier's round interval and the tail size
+// that starts a round at once, for the Opens that follow; it returns a
+// function that restores the defaults.
+func SetApplySchedule(interval time.Duration, bytes int64) (restore func()) {
+	oi, ob := applyInterval, applyBytes
+	applyInterval, applyBytes = interval, bytes
+	return func() { applyInterval, applyBytes = oi, ob }
+}
+
+// Apply runs an apply round now.
+func Apply(l *Log) error { return l.applyRound() }
+
+// Crash closes l as a killed process would leave it: every acknowledged
+// write is in the write-ahead log, and nothing more is applied.
+func Crash(l *Log) error {
+	l.hookNoFinalApply = true
+	return l.Close()
+}
+
+// Applied is the last write-ahead log lsn the tree holds.
+func Applied(l *Log) uint64 { return l.applied.Load() }
+
+// Unapplied is the number of record bytes in the unapplied tail.
+func Unapplied(l *Log) int64 { return l.tails.size() }
+
+// SetMaxUnapplied sets the tail size at which writers wait for the
+// applier; it returns a function that restores the default.
+func SetMaxUnapplied(n int64) (restore func()) {
+	old := maxUnapplied
+	maxUnapplied = n
+	return func() { maxUnapplied = old }
+}

@@ -39,15 +39,7 @@ func (l *Log) Scan(ctx context.Context, session string, from int64) (Iterator, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var headRec []byte
-	err := l.damage.Err(session, -1)
-	if err == nil {
-		err = l.view(func(tx *bolt.Tx) error {
-			_, h, _, err := published(tx, session)
-			headRec = clone(h)
-			return err
-		})
-	}
+	headRec, _, err := l.publishedRecords(session)
 	if err != nil {
 		return nil, errors.Wrapf(err, "eventlog: scan session %q", errors.Safe(session))
 	}
@@ -154,6 +146,18 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 		return nil, err
 	}
 	defer l.ops.Done()
+	// The tail first, then the tree for the seqs below it (tail.go).
+	if t := l.tails.view(session); t.ok {
+		if from >= t.first {
+			hi := min(end, t.next(), from+chunkRecords)
+			if from >= hi {
+				return nil, corruptf("eventlog: session %q: records of seqs %d..%d are missing",
+					errors.Safe(session), errors.Safe(from), errors.Safe(end-1))
+			}
+			return t.recs[from-t.first : hi-t.first], nil
+		}
+		end = min(end, t.first)
+	}
 	var recs [][]byte
 	want := from // the seq being read, also after a panic in bbolt
 	err := l.view(func(tx *bolt.Tx) error {
@@ -238,6 +242,12 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 	if from < 0 {
 		return invalidf("eventlog: records of session %q from seq %d", errors.Safe(session), errors.Safe(from))
 	}
+	// The tree below the tail's first seq, then the tail (tail.go): a
+	// snapshot taken first holds every record the tree may lack.
+	t := l.tails.view(session)
+	if t.ok && t.headerRec != nil {
+		return l.tailRecords(ctx, &t, from, fn)
+	}
 	var buf []byte
 	offs := make([]int, 0, chunkRecords)
 	seqs := make([]int64, 0, chunkRecords)
@@ -285,6 +295,9 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 				if err != nil {
 					return errors.Wrapf(err, "eventlog: session %q: a key among the records from seq %d", errors.Safe(session), errors.Safe(next))
 				}
+				if t.ok && seq >= t.first {
+					return nil // the tail holds it, and what follows
+				}
 				if v == nil {
 					return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
 						errors.Safe(session), errors.Safe(seq))
@@ -321,9 +334,27 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 			return errors.Wrapf(damaged, "eventlog: records of session %q", errors.Safe(session))
 		}
 		if !more {
+			if t.ok {
+				return l.tailRecords(ctx, &t, max(next, from), fn)
+			}
 			return nil
 		}
 	}
+}
+
+// tailRecords passes the tail's records from seq from on to fn.
+func (l *Log) tailRecords(ctx context.Context, t *tailView, from int64, fn func(seq int64, rec []byte) error) error {
+	for seq := max(from, t.first); seq < t.next(); seq++ {
+		if (seq-t.first)%chunkRecords == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if err := fn(seq, t.recs[seq-t.first]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // beginView is view for a method entry point: it fails with ErrClosed

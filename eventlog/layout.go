@@ -21,12 +21,21 @@ var (
 	keyHeader      = []byte(layout.Header)
 	keyHead        = []byte(layout.Head)
 	keyStaging     = []byte(layout.Staging)
+	keyWAL         = []byte(layout.WAL)
 )
 
 // FormatVersion is the store format this code reads and writes, recorded
 // under meta/format. Part of the on-disk format. A store with a newer
 // version is refused with ErrUnsupported, never misread (SPEC §8.4).
-const FormatVersion = 1
+//
+// Format 2 added the write-ahead log (meta/wal and the directory beside
+// the file, see WALDir) and compressed event records (codec record
+// version 2). A read-write Open upgrades a format 1 store in place: it
+// has no log to replay, and its records stay readable as they are.
+const FormatVersion = 2
+
+// walRecord is the write-ahead log position under meta/wal.
+type walRecord = layout.WALRecord
 
 // MaxSessionID bounds the length of a session id in bytes (it is a bbolt
 // key, whose own limit is 32 KiB).
@@ -121,6 +130,22 @@ func decodeMeta(rec []byte) (metaRecord, error) {
 		return metaRecord{}, err
 	}
 	return m, nil
+}
+
+// decodeWAL decodes meta/wal strictly.
+func decodeWAL(rec []byte) (walRecord, error) {
+	payload, err := engineRecordPayload(rec)
+	if err != nil {
+		return walRecord{}, err
+	}
+	var w walRecord
+	if _, err := decodeStrict(payload, &w, true); err != nil {
+		return walRecord{}, err
+	}
+	if w.Applied < 0 {
+		return walRecord{}, corruptf("eventlog: meta/wal position %d is negative", errors.Safe(w.Applied))
+	}
+	return w, nil
 }
 
 // decodeHead decodes a head record strictly: exactly the five fields,

@@ -142,7 +142,7 @@ func TestMetaRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []byte{0x01, 0x81, 0xa1, 'f', 0x01}; !bytes.HasPrefix(rec, want) || len(rec) != len(want)+4 {
+	if want := []byte{0x01, 0x81, 0xa1, 'f', 0x02}; !bytes.HasPrefix(rec, want) || len(rec) != len(want)+4 {
 		t.Errorf("meta/format = %x, want %x", rec, want)
 	}
 	// A newer format may add fields: the version still reads.

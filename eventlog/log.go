@@ -15,6 +15,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog/wal"
 	"github.com/sessionlog/sessionlog/internal/sessioncache"
 )
 
@@ -22,10 +23,10 @@ import (
 // sessions, in the layout of the package doc. It is safe for concurrent
 // use. Open it with Open and release it with Close.
 //
-// Goroutines: a read-write Log runs one committer goroutine (see
-// commit.go), started by Open and ended by Close once every in-flight
-// write has been answered. A read-only Log runs none. No method leaves a
-// goroutine behind.
+// Goroutines: a read-write Log runs a committer (commit.go) and an
+// applier (apply.go), started by Open and ended by Close once every
+// in-flight write has been answered and applied. A read-only Log runs
+// none. No method leaves a goroutine behind.
 type Log struct {
 	db       *bolt.DB
 	path     string
@@ -44,6 +45,21 @@ type Log struct {
 	queue         chan *commitReq
 	committerDone chan struct{}
 
+	// The write-ahead log (apply.go, tail.go): wal is nil for a read-only
+	// Log; tails holds the writes the tree lacks; applied is the last lsn
+	// the tree holds. walBuf is the committer's encoding buffer.
+	wal         *wal.WAL
+	walBuf      []byte
+	walReport   wal.Report
+	tails       *tails
+	applied     atomic.Uint64
+	applyKick   chan struct{}
+	applyStop   chan struct{}
+	applierDone chan struct{}
+	roundMu     sync.Mutex // one apply round at a time
+	applyMu     sync.Mutex // guards applyErr
+	applyErr    error      // sticky: a failed apply round
+
 	// damage is what CheckPages found inside sessions when the store was
 	// opened (damage above them refuses the store): the readers stop
 	// before it. Nil when nothing is damaged.
@@ -59,6 +75,9 @@ type Log struct {
 	// in the committer before each batch, hookWrite in each append's write.
 	hookBatch func(n int)
 	hookWrite func(session string) error
+	// hookNoFinalApply, set by tests, makes the applier stop without a
+	// last round, as a killed process would.
+	hookNoFinalApply bool
 }
 
 // CommitStats reports the group commit's work since Open: the number of
@@ -98,6 +117,18 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ImportBatch <= 0 {
 		o.ImportBatch = DefaultImportBatch
+	}
+	if o.WAL.SegmentSize <= 0 {
+		o.WAL.SegmentSize = DefaultSegmentSize
+	}
+	if o.WAL.ApplyInterval <= 0 {
+		o.WAL.ApplyInterval = applyInterval
+	}
+	if o.WAL.ApplyBytes <= 0 {
+		o.WAL.ApplyBytes = applyBytes
+	}
+	if o.WAL.MaxUnapplied <= 0 {
+		o.WAL.MaxUnapplied = maxUnapplied
 	}
 	return o
 }
@@ -148,7 +179,8 @@ func Open(path string, opts *Options) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{db: db, path: path, opts: o, readOnly: o.ReadOnly, replay: o.NewValidator != nil && !o.Unvalidated,
-		cache: sessioncache.New[*sessionState](o.ValidatorCache), damage: damage, obs: newObserver(o.Logger, o.Metrics)}
+		cache: sessioncache.New[*sessionState](o.ValidatorCache), damage: damage, obs: newObserver(o.Logger, o.Metrics),
+		tails: newTails()}
 	l.cache.Observe(l.obs.kit)
 	if err := l.checkSize(); err != nil {
 		_ = l.db.Close() // no-op when checkSize closed it already
@@ -171,19 +203,29 @@ func Open(path string, opts *Options) (*Log, error) {
 	if err := l.prepare(); err != nil {
 		return nil, errors.CombineErrors(err, l.db.Close())
 	}
+	if err := l.openWAL(); err != nil {
+		if l.wal != nil {
+			err = errors.CombineErrors(err, l.wal.Close())
+		}
+		return nil, errors.CombineErrors(errors.Wrapf(err, "open %s", errors.Safe(path)), l.db.Close())
+	}
 	if !l.readOnly && !o.NoSync {
 		// bbolt syncs the file it creates, not its name: sync the
 		// directory, on every read-write Open, since the process that
 		// created the file may have died before it synced the name.
 		if err := SyncDir(filepath.Dir(path)); err != nil {
-			return nil, errors.CombineErrors(errors.Wrap(err, "eventlog: open"), l.db.Close())
+			return nil, errors.CombineErrors(errors.CombineErrors(errors.Wrap(err, "eventlog: open"), l.wal.Close()), l.db.Close())
 		}
 	}
 	l.obs.log.Info("eventlog: store opened", "path", path, "readOnly", o.ReadOnly, "validated", l.replay)
 	if !l.readOnly {
 		l.queue = make(chan *commitReq, maxBatch)
 		l.committerDone = make(chan struct{})
+		l.applyKick = make(chan struct{}, 1)
+		l.applyStop = make(chan struct{})
+		l.applierDone = make(chan struct{})
 		go l.committer()
+		go l.applier()
 	}
 	return l, nil
 }
@@ -328,11 +370,12 @@ func (l *Log) checkSize() error {
 // store and removes unpublished sessions.
 func (l *Log) prepare() error {
 	var init bool
+	var format int64
 	var stale [][]byte
 	err := guard(func() error {
 		return l.db.View(func(tx *bolt.Tx) error {
 			var err error
-			init, err = checkFormat(tx)
+			init, format, err = checkFormat(tx)
 			if err != nil || init {
 				return err
 			}
@@ -343,13 +386,19 @@ func (l *Log) prepare() error {
 	if err != nil {
 		return errors.Wrapf(err, "open %s", errors.Safe(l.path)) // guard's and checkFormat's errors say "eventlog:"
 	}
-	if l.readOnly || (!init && len(stale) == 0) {
+	upgrade := !init && format < FormatVersion
+	if l.readOnly || (!init && !upgrade && len(stale) == 0) {
 		return nil
 	}
 	err = guard(func() error {
 		return l.db.Update(func(tx *bolt.Tx) error {
 			if init {
 				return initStore(tx)
+			}
+			if upgrade {
+				if err := putFormat(tx); err != nil {
+					return err
+				}
 			}
 			b := tx.Bucket(bucketSessions)
 			for _, id := range stale {
@@ -360,6 +409,9 @@ func (l *Log) prepare() error {
 			return nil
 		})
 	})
+	if err == nil && upgrade {
+		l.obs.log.Info("eventlog: store format upgraded", "path", l.path, "from", format, "to", FormatVersion)
+	}
 	if err == nil && len(stale) > 0 {
 		l.obs.log.Warn("eventlog: removed the unpublished sessions of imports or forks a crash interrupted",
 			"path", l.path, "sessions", len(stale))
@@ -367,51 +419,55 @@ func (l *Log) prepare() error {
 	return errors.Wrapf(err, "open %s", errors.Safe(l.path)) // the causes say "eventlog:"
 }
 
-// checkFormat checks meta/format. It reports init when the file holds no
-// bucket at all (a new store).
-func checkFormat(tx *bolt.Tx) (init bool, err error) {
+// checkFormat checks meta/format and returns the store's format. It
+// reports init when the file holds no bucket at all (a new store).
+func checkFormat(tx *bolt.Tx) (init bool, format int64, err error) {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
 		k, _ := tx.Cursor().First()
 		if k == nil {
-			return true, nil
+			return true, 0, nil
 		}
-		return false, corruptf("eventlog: the file is a bbolt database but not a session store (no %q bucket)",
+		return false, 0, corruptf("eventlog: the file is a bbolt database but not a session store (no %q bucket)",
 			errors.Safe(string(bucketMeta)))
 	}
 	rec := meta.Get(keyFormat)
 	if rec == nil {
-		return false, corruptf("eventlog: meta/format is missing")
+		return false, 0, corruptf("eventlog: meta/format is missing")
 	}
 	m, err := decodeMeta(rec)
 	if err != nil {
-		return false, errors.Wrap(err, "eventlog: meta/format")
+		return false, 0, errors.Wrap(err, "eventlog: meta/format")
 	}
 	switch {
 	case m.Format > FormatVersion:
-		return false, errors.WithHint(unsupportedf("eventlog: store format %d is newer than this program's %d",
+		return false, 0, errors.WithHint(unsupportedf("eventlog: store format %d is newer than this program's %d",
 			errors.Safe(m.Format), errors.Safe(FormatVersion)), "use a newer logtool")
 	case m.Format < 1:
-		return false, corruptf("eventlog: store format %d is unknown", errors.Safe(m.Format))
+		return false, 0, corruptf("eventlog: store format %d is unknown", errors.Safe(m.Format))
 	}
 	if tx.Bucket(bucketSessions) == nil {
-		return false, corruptf("eventlog: the %q bucket is missing", errors.Safe(string(bucketSessions)))
+		return false, 0, corruptf("eventlog: the %q bucket is missing", errors.Safe(string(bucketSessions)))
 	}
-	return false, nil
+	return false, m.Format, nil
 }
 
-// initStore writes the buckets and meta/format of a new store.
-func initStore(tx *bolt.Tx) error {
+// putFormat writes meta/format: this program's FormatVersion.
+func putFormat(tx *bolt.Tx) error {
 	rec, err := encodeEngineRecord(&metaRecord{Format: FormatVersion})
 	if err != nil {
 		return err
 	}
-	meta, err := tx.CreateBucket(bucketMeta)
-	if err != nil {
+	return errors.Wrap(tx.Bucket(bucketMeta).Put(keyFormat, rec), "eventlog: write meta/format")
+}
+
+// initStore writes the buckets and meta/format of a new store.
+func initStore(tx *bolt.Tx) error {
+	if _, err := tx.CreateBucket(bucketMeta); err != nil {
 		return errors.Wrap(err, "eventlog: create meta bucket")
 	}
-	if err := meta.Put(keyFormat, rec); err != nil {
-		return errors.Wrap(err, "eventlog: write meta/format")
+	if err := putFormat(tx); err != nil {
+		return err
 	}
 	if _, err := tx.CreateBucket(bucketSessions); err != nil {
 		return errors.Wrap(err, "eventlog: create sessions bucket")
@@ -451,7 +507,7 @@ func (l *Log) Close() error {
 			close(l.queue)
 			<-l.committerDone
 		}
-		err = errors.Wrapf(l.db.Close(), "eventlog: close %s", errors.Safe(l.path))
+		err = errors.CombineErrors(l.closeWAL(), errors.Wrapf(l.db.Close(), "eventlog: close %s", errors.Safe(l.path)))
 	})
 	return err
 }
@@ -631,11 +687,19 @@ func (l *Log) publishedRecords(session string) (headRec, headerRec []byte, err e
 	if err := l.damage.Err(session, -1); err != nil {
 		return nil, nil, err
 	}
+	// The tail first, then the tree (see tail.go).
+	v := l.tails.view(session)
+	if v.ok && v.headerRec != nil {
+		return v.headRec, v.headerRec, nil
+	}
 	err = l.view(func(tx *bolt.Tx) error {
 		_, h, hd, err := published(tx, session)
 		headRec, headerRec = clone(h), clone(hd)
 		return err
 	})
+	if v.ok && err == nil {
+		headRec = v.headRec
+	}
 	return headRec, headerRec, err
 }
 
@@ -670,6 +734,7 @@ func (l *Log) SessionIDs(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var ids []string
+	created := l.tails.created()
 	err := l.view(func(tx *bolt.Tx) error {
 		ss := tx.Bucket(bucketSessions)
 		if ss == nil {
@@ -686,7 +751,7 @@ func (l *Log) SessionIDs(ctx context.Context) ([]string, error) {
 		}
 		return nil
 	})
-	return ids, errors.Wrap(err, "eventlog: list sessions")
+	return mergeIDs(ids, created), errors.Wrap(err, "eventlog: list sessions")
 }
 
 // HeaderRecord returns a copy of the stored header record of a published
@@ -700,16 +765,8 @@ func (l *Log) HeaderRecord(ctx context.Context, session string) ([]byte, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var rec []byte
-	err := l.damage.Err(session, -1)
-	if err == nil {
-		err = l.view(func(tx *bolt.Tx) error {
-			_, _, hd, err := published(tx, session)
-			rec = clone(hd)
-			return err
-		})
-	}
-	return rec, errors.Wrapf(err, "eventlog: header of session %q", errors.Safe(session))
+	_, rec, err := l.publishedRecords(session)
+	return clone(rec), errors.Wrapf(err, "eventlog: header of session %q", errors.Safe(session))
 }
 
 // clone copies b out of a transaction (bbolt values alias the mmap).

@@ -151,12 +151,23 @@ func (l *Log) claim(ctx context.Context, id string) error {
 	if !l.staging.Add(id) {
 		return conflictf("eventlog: session %q is being imported or forked", errors.Safe(id))
 	}
-	err := l.view(func(tx *bolt.Tx) error {
-		if sessionBucket(tx, id) != nil {
-			return conflictf("eventlog: session %q exists already", errors.Safe(id))
+	// A Create of the id that got past its staging check holds the id's
+	// lock until its write is in the tail: wait for it, then look.
+	unlock, err := l.locks.Lock(ctx, id)
+	if err == nil {
+		unlock()
+		if l.tails.has(id) {
+			err = conflictf("eventlog: session %q exists already", errors.Safe(id))
 		}
-		return nil
-	})
+	}
+	if err == nil {
+		err = l.view(func(tx *bolt.Tx) error {
+			if sessionBucket(tx, id) != nil {
+				return conflictf("eventlog: session %q exists already", errors.Safe(id))
+			}
+			return nil
+		})
+	}
 	if err == nil {
 		err = ctx.Err()
 	}

@@ -12,6 +12,10 @@ const (
 	Meta = "meta"
 	// Format is the key of the format record (MetaRecord) in Meta.
 	Format = "format"
+	// WAL is the key of the write-ahead log record (WALRecord) in Meta:
+	// the position up to which the log's records are applied. Absent
+	// until the first apply (format 2 on).
+	WAL = "wal"
 	// Sessions is the top-level bucket holding one bucket per session,
 	// named by the session id.
 	Sessions = "sessions"
@@ -56,6 +60,14 @@ func ParseSeqKey(k []byte) (seq int64, ok bool) {
 type MetaRecord struct {
 	// Format is the store format version.
 	Format int64 `msgpack:"f"`
+}
+
+// WALRecord is the store's write-ahead log position, under meta/wal,
+// framed as a record around msgpack. Tags are permanent.
+type WALRecord struct {
+	// Applied is the lsn of the last write-ahead log record whose writes
+	// the tree holds; the log's records after it are replayed on open.
+	Applied int64 `msgpack:"a"`
 }
 
 // HeadRecord is a session's head, under sessions/<id>/head, framed as a

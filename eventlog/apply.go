@@ -1,0 +1,283 @@
+package eventlog
+
+import (
+	"os"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/sessionlog/sessionlog/eventlog/wal"
+)
+
+// Applying the write-ahead log to the tree.
+//
+// The applier is one goroutine per read-write Log. It copies the
+// acknowledged writes from the unapplied tail (tail.go) into the bbolt
+// tree in one transaction per round, which also records the last lsn it
+// holds under meta/wal, then trims the tail and deletes the log segments
+// the tree now holds. A round starts every applyInterval, or at once when
+// the tail holds applyBytes; a writer waits while it holds maxUnapplied
+// (see the package doc for what these cost). Close applies everything
+// and removes the log, so that a closed store is one file again.
+//
+// A failed round (a full disk, a tree that contradicts the log) is
+// sticky: the writes stay durable in the log and visible in the tail, the
+// Log refuses further writes with the round's error, and the next Open
+// replays the log and tries again.
+
+// Defaults of WALOptions.
+const (
+	DefaultSegmentSize   = wal.DefaultSegmentSize
+	DefaultApplyInterval = 100 * time.Millisecond
+	DefaultApplyBytes    = 8 << 20
+	DefaultMaxUnapplied  = 64 << 20
+)
+
+// The defaults withDefaults applies; variables so that tests can change
+// them for the stores a helper opens.
+var (
+	applyInterval       = DefaultApplyInterval
+	applyBytes    int64 = DefaultApplyBytes
+	maxUnapplied  int64 = DefaultMaxUnapplied
+)
+
+// WALDir is the directory of the store's write-ahead log segments: the
+// store's path with "-wal" appended. It exists while the store is open
+// for writing, and after a crash until the next read-write Open.
+func WALDir(path string) string { return path + "-wal" }
+
+// applier runs apply rounds until stop is closed, then applies what is
+// left.
+func (l *Log) applier() {
+	defer close(l.applierDone)
+	t := time.NewTicker(l.opts.WAL.ApplyInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.applyKick:
+		case <-t.C:
+		case <-l.applyStop:
+			if !l.hookNoFinalApply {
+				_ = l.applyRound()
+			}
+			return
+		}
+		_ = l.applyRound()
+	}
+}
+
+// kickApplier asks for an apply round without waiting for it.
+func (l *Log) kickApplier() {
+	select {
+	case l.applyKick <- struct{}{}:
+	default:
+	}
+}
+
+// applyRound applies every unapplied entry in one transaction. Its error
+// is also kept in l.applyErr, which makes the Log refuse writes.
+func (l *Log) applyRound() error {
+	l.roundMu.Lock()
+	defer l.roundMu.Unlock()
+	if err := l.applyFailed(); err != nil {
+		return err
+	}
+	entries := l.tails.pending()
+	if len(entries) == 0 {
+		return nil
+	}
+	last := entries[len(entries)-1].lsn
+	err := l.update(func(tx *bolt.Tx) error {
+		for i := range entries {
+			for j := range entries[i].ops {
+				if err := applyOp(tx, entries[i].lsn, &entries[i].ops[j]); err != nil {
+					return err
+				}
+			}
+		}
+		return putApplied(tx, last)
+	})
+	if err == nil {
+		l.tails.trim(last)
+		l.applied.Store(last)
+		if l.wal != nil {
+			err = errors.Wrap(l.wal.Release(last), "eventlog: delete applied write-ahead log segments")
+			if err != nil {
+				// The segments stay; the next round or Open deletes them.
+				l.obs.log.Warn("eventlog: could not delete applied write-ahead log segments", "path", l.path, "err", err)
+			}
+		}
+		return nil
+	}
+	err = errors.Wrapf(err, "eventlog: apply write-ahead log records up to %d to %s", errors.Safe(last), errors.Safe(l.path))
+	l.obs.log.Error("eventlog: applying the write-ahead log failed; writes are refused until the store is reopened",
+		"path", l.path, "lsn", last, "err", err)
+	l.applyMu.Lock()
+	l.applyErr = err
+	l.applyMu.Unlock()
+	l.tails.wake()
+	return err
+}
+
+// applyFailed returns the sticky error of a failed apply round.
+func (l *Log) applyFailed() error {
+	l.applyMu.Lock()
+	defer l.applyMu.Unlock()
+	return l.applyErr
+}
+
+// applyOp writes one op into the tree, checking that it continues what
+// the tree holds.
+func applyOp(tx *bolt.Tx, lsn uint64, op *walOp) error {
+	ss := tx.Bucket(bucketSessions)
+	if op.headerRec != nil {
+		if ss.Get([]byte(op.id)) != nil || ss.Bucket([]byte(op.id)) != nil {
+			return corruptf("eventlog: write-ahead log record %d creates session %q, which the store holds already",
+				errors.Safe(lsn), errors.Safe(op.id))
+		}
+		b, err := ss.CreateBucket([]byte(op.id))
+		if err != nil {
+			return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(op.id))
+		}
+		if _, err := b.CreateBucket(bucketEvents); err != nil {
+			return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(op.id))
+		}
+		if err := b.Put(keyHeader, op.headerRec); err != nil {
+			return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(op.id))
+		}
+		return errors.Wrapf(b.Put(keyHead, op.headRec), "eventlog: create session %q", errors.Safe(op.id))
+	}
+	b := ss.Bucket([]byte(op.id))
+	if b == nil {
+		return corruptf("eventlog: write-ahead log record %d appends to session %q, which the store does not hold",
+			errors.Safe(lsn), errors.Safe(op.id))
+	}
+	hr, err := decodeHead(b.Get(keyHead))
+	if err != nil {
+		return errors.Wrapf(err, "eventlog: session %q: head record", errors.Safe(op.id))
+	}
+	if hr.Next != op.first {
+		return corruptf("eventlog: write-ahead log record %d appends seq %d to session %q, whose next seq is %d",
+			errors.Safe(lsn), errors.Safe(op.first), errors.Safe(op.id), errors.Safe(hr.Next))
+	}
+	eb, err := eventsBucket(b, op.id)
+	if err != nil {
+		return err
+	}
+	eb.FillPercent = 1.0 // append-only: full pages
+	for i, rec := range op.recs {
+		if err := eb.Put(seqKey(op.first+int64(i)), rec); err != nil {
+			return errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(op.id), errors.Safe(op.first+int64(i)))
+		}
+	}
+	return errors.Wrapf(b.Put(keyHead, op.headRec), "eventlog: session %q head", errors.Safe(op.id))
+}
+
+// putApplied records lsn as the last applied write-ahead log record.
+func putApplied(tx *bolt.Tx, lsn uint64) error {
+	rec, err := encodeEngineRecord(&walRecord{Applied: int64(lsn)})
+	if err != nil {
+		return err
+	}
+	return errors.Wrap(tx.Bucket(bucketMeta).Put(keyWAL, rec), "eventlog: write meta/wal")
+}
+
+// readApplied returns the last applied lsn recorded in the tree (0 when
+// none is).
+func (l *Log) readApplied() (uint64, error) {
+	var applied uint64
+	err := l.view(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			return nil // an empty store opened read-only
+		}
+		rec := meta.Get(keyWAL)
+		if rec == nil {
+			return nil
+		}
+		w, err := decodeWAL(rec)
+		if err != nil {
+			return errors.Wrap(err, "eventlog: meta/wal")
+		}
+		applied = uint64(w.Applied)
+		return nil
+	})
+	return applied, err
+}
+
+// openWAL reads the write-ahead log into the unapplied tail: for a
+// read-write Log it opens the log for appending and applies what the tree
+// lacks; a read-only Log only reads it.
+func (l *Log) openWAL() error {
+	applied, err := l.readApplied()
+	if err != nil {
+		return err
+	}
+	l.applied.Store(applied)
+	dir := WALDir(l.path)
+	var rep wal.Report
+	replay := func(lsn uint64, payload []byte) error {
+		e, err := decodeWALEntry(lsn, append([]byte(nil), payload...))
+		if err != nil {
+			return err
+		}
+		l.tails.add(e)
+		return nil
+	}
+	if l.readOnly {
+		rep, err = wal.Read(dir, applied, replay)
+	} else {
+		l.wal, rep, err = wal.Open(dir, applied, wal.Options{SegmentSize: l.opts.WAL.SegmentSize, NoSync: l.opts.NoSync}, replay)
+	}
+	if err != nil {
+		return walError(err, dir)
+	}
+	l.walReport = rep
+	if rep.TornBytes > 0 {
+		l.obs.log.Warn("eventlog: dropped the torn tail of the write-ahead log (a write the crash interrupted, never acknowledged)",
+			"path", l.path, "at", rep.TornAt, "bytes", rep.TornBytes)
+	}
+	if n := len(l.tails.pending()); n > 0 {
+		l.obs.log.Info("eventlog: write-ahead log records to apply", "path", l.path, "records", n, "bytes", l.tails.size())
+	}
+	if l.readOnly {
+		return nil
+	}
+	return l.applyRound()
+}
+
+// walError classifies an error of the wal package.
+func walError(err error, dir string) error {
+	if errors.Is(err, wal.ErrCorrupt) {
+		return errors.WithHint(errors.Mark(errors.Wrapf(err, "eventlog: write-ahead log %s", errors.Safe(dir)), ErrCorrupt),
+			"'logtool verify' names the damage, 'logtool salvage' copies out what still verifies")
+	}
+	return errors.Wrapf(err, "eventlog: write-ahead log %s", errors.Safe(dir))
+}
+
+// closeWAL stops the applier after a last round and, when everything is
+// applied, removes the log.
+func (l *Log) closeWAL() error {
+	if l.applyStop == nil {
+		return nil
+	}
+	close(l.applyStop)
+	<-l.applierDone
+	err := l.applyFailed()
+	cerr := errors.Wrap(l.wal.Close(), "eventlog: close the write-ahead log")
+	if err == nil && cerr == nil && l.tails.size() == 0 && len(l.tails.pending()) == 0 {
+		err = errors.Wrap(wal.Remove(WALDir(l.path)), "eventlog: remove the applied write-ahead log")
+	}
+	return errors.CombineErrors(err, cerr)
+}
+
+// WALReport says what the last Open found in the write-ahead log: the
+// records present and any torn tail it dropped.
+func (l *Log) WALReport() wal.Report { return l.walReport }
+
+// walExists reports whether path's write-ahead log directory exists.
+func walExists(path string) bool {
+	_, err := os.Stat(WALDir(path))
+	return err == nil
+}

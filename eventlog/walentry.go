@@ -1,0 +1,144 @@
+package eventlog
+
+import (
+	"encoding/binary"
+
+	"github.com/cockroachdb/errors"
+)
+
+// The payload of a write-ahead log record: the writes of one group commit,
+// in the order the committer took them. The wal package frames it (length,
+// lsn, chain link, CRC32C); inside, the stored records keep their own
+// frames (codec.EncodeRecord, each with its CRC).
+//
+//	entry   = version(1) op*
+//	op      = kind id body
+//	kind    = 'c' (create) | 'a' (append)
+//	id      = uvarint(len) bytes
+//	create  = bytes(header record) bytes(head record)
+//	append  = uvarint(first seq) uvarint(n) bytes(event record)×n bytes(head record)
+//	bytes   = uvarint(len) bytes
+const walEntryVersion = 1
+
+const (
+	opCreate = 'c'
+	opAppend = 'a'
+)
+
+// encodeWALEntry appends the payload of ops to dst.
+func encodeWALEntry(dst []byte, ops []walOp) []byte {
+	dst = append(dst, walEntryVersion)
+	for i := range ops {
+		op := &ops[i]
+		if op.headerRec != nil {
+			dst = append(dst, opCreate)
+			dst = appendBytes(dst, []byte(op.id))
+			dst = appendBytes(dst, op.headerRec)
+		} else {
+			dst = append(dst, opAppend)
+			dst = appendBytes(dst, []byte(op.id))
+			dst = binary.AppendUvarint(dst, uint64(op.first))
+			dst = binary.AppendUvarint(dst, uint64(len(op.recs)))
+			for _, r := range op.recs {
+				dst = appendBytes(dst, r)
+			}
+		}
+		dst = appendBytes(dst, op.headRec)
+	}
+	return dst
+}
+
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// decodeWALEntry decodes a payload written by encodeWALEntry. The slices
+// of the ops alias p (the caller passes a copy it keeps). The records are
+// not checked here: the applier checks each session's seqs against the
+// tree, and readers check every record they read.
+func decodeWALEntry(lsn uint64, p []byte) (walEntry, error) {
+	e := walEntry{lsn: lsn}
+	d := entryDecoder{p: p}
+	if v := d.byte(); d.err == nil && v != walEntryVersion {
+		return walEntry{}, errors.WithHint(unsupportedf("eventlog: write-ahead log record %d has entry version %d (this program reads %d)",
+			errors.Safe(lsn), errors.Safe(v), errors.Safe(walEntryVersion)), "use a newer logtool")
+	}
+	for d.err == nil && len(d.p) > 0 {
+		var op walOp
+		kind := d.byte()
+		op.id = string(d.bytes())
+		switch kind {
+		case opCreate:
+			op.headerRec = d.bytes()
+		case opAppend:
+			first := d.uvarint()
+			n := d.uvarint()
+			if first > 1<<62 || n > uint64(len(d.p)) {
+				d.fail("append seqs out of range")
+				break
+			}
+			op.first = int64(first)
+			op.recs = make([][]byte, n)
+			for i := range op.recs {
+				op.recs[i] = d.bytes()
+			}
+		default:
+			d.fail("unknown op kind")
+		}
+		op.headRec = d.bytes()
+		if d.err == nil && (op.id == "" || len(op.headRec) == 0 || (kind == opCreate && len(op.headerRec) == 0)) {
+			d.fail("empty field")
+		}
+		e.ops = append(e.ops, op)
+		e.size += op.size()
+	}
+	if d.err != nil {
+		return walEntry{}, errors.Wrapf(d.err, "eventlog: write-ahead log record %d", errors.Safe(lsn))
+	}
+	return e, nil
+}
+
+// entryDecoder reads a WAL entry; the first failure sticks.
+type entryDecoder struct {
+	p   []byte
+	err error
+}
+
+func (d *entryDecoder) fail(what string) {
+	if d.err == nil {
+		d.err = corruptf("eventlog: malformed entry: %s", errors.Safe(what))
+	}
+	d.p = nil
+}
+
+func (d *entryDecoder) byte() byte {
+	if len(d.p) == 0 {
+		d.fail("truncated")
+		return 0
+	}
+	b := d.p[0]
+	d.p = d.p[1:]
+	return b
+}
+
+func (d *entryDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.p)
+	if n <= 0 {
+		d.fail("bad length")
+		return 0
+	}
+	d.p = d.p[n:]
+	return v
+}
+
+func (d *entryDecoder) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.p)) {
+		d.fail("truncated")
+		return nil
+	}
+	b := d.p[:n:n]
+	d.p = d.p[n:]
+	return b
+}
