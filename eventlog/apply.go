@@ -88,6 +88,7 @@ func (l *Log) applyRound() error {
 		return nil
 	}
 	last := entries[len(entries)-1].lsn
+	l.obs.log.Debug("eventlog: apply round begins", "path", l.path, "records", len(entries), "lsn", last)
 	err := l.update(func(tx *bolt.Tx) error {
 		for i := range entries {
 			for j := range entries[i].ops {
@@ -99,6 +100,7 @@ func (l *Log) applyRound() error {
 		return putApplied(tx, last)
 	})
 	if err == nil {
+		l.obs.log.Debug("eventlog: apply round committed", "path", l.path, "lsn", last)
 		l.tails.trim(last)
 		l.applied.Store(last)
 		if l.wal != nil {

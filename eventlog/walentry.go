@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/eventlog/layout"
+	"github.com/sessionlog/sessionlog/eventlog/wal"
 )
 
 // The payload of a write-ahead log record: the writes of one group commit,
@@ -142,3 +145,51 @@ func (d *entryDecoder) bytes() []byte {
 	d.p = d.p[n:]
 	return b
 }
+
+// WALWrite is one write of the write-ahead log, as ReadWAL gives it to
+// salvage and verify: a session's creation (HeaderRecord set) or an
+// append. The slices are valid only during the callback.
+type WALWrite struct {
+	// LSN is the log record holding the write.
+	LSN uint64
+	// Session is the session's id.
+	Session string
+	// HeaderRecord is the created session's header record; nil for an
+	// append.
+	HeaderRecord []byte
+	// First is the seq of an append's first event.
+	First int64
+	// Records are an append's event records (codec.EncodeRecord frames).
+	Records [][]byte
+	// HeadRecord is the session's head record after the write.
+	HeadRecord []byte
+}
+
+// ReadWAL reads the write-ahead log of the store at path (WALDir) and
+// calls fn for every write of the records after lsn `after`, in order,
+// writing nothing. A missing log is empty. Damage is ErrCorrupt; a torn
+// last record is dropped and reported in the Report.
+func ReadWAL(path string, after uint64, fn func(WALWrite) error) (wal.Report, error) {
+	dir := WALDir(path)
+	rep, err := wal.Read(dir, after, func(lsn uint64, payload []byte) error {
+		e, err := decodeWALEntry(lsn, payload)
+		if err != nil {
+			return err
+		}
+		for i := range e.ops {
+			op := &e.ops[i]
+			if err := fn(WALWrite{LSN: lsn, Session: op.id, HeaderRecord: op.headerRec, First: op.first,
+				Records: op.recs, HeadRecord: op.headRec}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, walError(err, dir)
+	}
+	return rep, nil
+}
+
+// DecodeWALRecord decodes meta/wal (for salvage).
+func DecodeWALRecord(rec []byte) (layout.WALRecord, error) { return decodeWAL(rec) }
