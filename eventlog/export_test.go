@@ -48,7 +48,7 @@ func SetApplySchedule(interval time.Duration, bytes int64) (restore func()) {
 }
 
 // Apply runs an apply round now.
-func Apply(l *Log) error { return l.applyRound() }
+func Apply(l *Log) error { return l.Checkpoint() }
 
 // Crash closes l as a killed process would leave it: every acknowledged
 // write is in the write-ahead log, and nothing more is applied.

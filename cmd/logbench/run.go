@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,7 +23,27 @@ const (
 )
 
 // config is what one run measures, from the flags.
+// sectionKeys name the report's sections for -only, in the order they run.
+var sectionKeys = []string{"durable", "walopen", "codec", "sessions", "verify", "memory", "ui", "space", "wire", "transcripts", "pg"}
+
+// runs reports whether section key is to be measured: every one without
+// -only; with it, those named and the generated sessions that verify,
+// memory, ui and space measure.
+func (c config) runs(key string) bool {
+	if c.only == "" {
+		return true
+	}
+	named := strings.Split(c.only, ",")
+	if key == "sessions" {
+		return slices.ContainsFunc(named, func(k string) bool {
+			return k == "sessions" || k == "verify" || k == "memory" || k == "ui" || k == "space" || k == "pg"
+		})
+	}
+	return slices.Contains(named, key)
+}
+
 type config struct {
+	only      string        // comma-separated section keys; "" runs all
 	out       string        // report file; "-" prints only
 	dir       string        // where stores and JSONL files go
 	quick     bool          // small sizes, short rounds
@@ -70,6 +91,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.BoolVar(&c.quick, "quick", false, "small sizes and short rounds: a smoke test, not a measurement")
 	fs.IntVar(&c.rounds, "rounds", 0, "rounds each figure is the median of (default 5, 2 with -quick)")
 	fs.DurationVar(&c.roundTime, "round-time", 0, "length of one durable round of one side (default 2s, 100ms with -quick)")
+	fs.StringVar(&c.only, "only", "", "run only the comma-separated `SECTIONS` ("+strings.Join(sectionKeys, ", ")+") and print the report (never written to a file)")
 	fs.Usage = func() {} // Parse calls it on every error; help is printed below
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -105,6 +127,19 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	if c.out == "" {
 		return c, usagef("-o must name a file, or - to print only")
+	}
+	if c.only != "" {
+		outSet := false
+		fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "o" })
+		if outSet && c.out != "-" {
+			return c, usagef("-only never writes a report file (a partial report would replace the whole one): drop -o")
+		}
+		c.out = "-"
+		for _, k := range strings.Split(c.only, ",") {
+			if !slices.Contains(sectionKeys, k) {
+				return c, usagef("-only: unknown section %q (sections: %s)", errors.Safe(k), errors.Safe(strings.Join(sectionKeys, ", ")))
+			}
+		}
 	}
 	if c.dir == "" {
 		c.dir = os.TempDir()
@@ -158,22 +193,31 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	p.printf("load average %s; work directory %s", r.machine.loadStart, work)
 
 	sections := []struct {
-		name string
-		fn   func() error
+		key, name string
+		fn        func() error
 	}{
-		{"durable appends", func() (err error) { r.durable, err = measureDurable(ctx, c, work, p); return err }},
-		{"codec", func() (err error) { r.codec, err = measureCodec(ctx, c, p); return err }},
-		{"sessions", func() (err error) { r.sessions, err = buildSessions(ctx, c, work, p); return err }},
-		{"verify", func() (err error) { r.verify, r.scale, err = measureVerify(ctx, c, r.sessions, p); return err }},
-		{"memory", func() (err error) {
+		{"durable", "durable appends", func() (err error) { r.durable, err = measureDurable(ctx, c, work, p); return err }},
+		{"walopen", "write-ahead log open", func() error {
+			pool, _, err := messagePool(c)
+			if err == nil {
+				var w walOpenResult
+				w, err = measureWALOpen(ctx, c, work, pool, p)
+				r.walOpen = &w
+			}
+			return err
+		}},
+		{"codec", "codec", func() (err error) { r.codec, err = measureCodec(ctx, c, p); return err }},
+		{"sessions", "sessions", func() (err error) { r.sessions, err = buildSessions(ctx, c, work, p); return err }},
+		{"verify", "verify", func() (err error) { r.verify, r.scale, err = measureVerify(ctx, c, r.sessions, p); return err }},
+		{"memory", "memory", func() (err error) {
 			r.memory, err = measureMemory(ctx, c, r.sessions, p)
 			return err
 		}},
-		{"audit UI", func() (err error) { r.ui, err = measureUI(ctx, c, r.sessions, p); return err }},
-		{"bytes on disk", func() (err error) { r.space, err = measureSpace(ctx, r.sessions, r.durable); return err }},
-		{"wire", func() (err error) { r.wire, err = measureWire(ctx, c, p); return err }},
-		{"transcript import", func() (err error) { r.transcripts, err = measureTranscripts(ctx, c, work, p); return err }},
-		{"PostgreSQL", func() (err error) { r.pg, err = measurePostgres(ctx, c, work, r.sessions, p); return err }},
+		{"ui", "audit UI", func() (err error) { r.ui, err = measureUI(ctx, c, r.sessions, p); return err }},
+		{"space", "bytes on disk", func() (err error) { r.space, err = measureSpace(ctx, r.sessions, r.durable); return err }},
+		{"wire", "wire", func() (err error) { r.wire, err = measureWire(ctx, c, p); return err }},
+		{"transcripts", "transcript import", func() (err error) { r.transcripts, err = measureTranscripts(ctx, c, work, p); return err }},
+		{"pg", "PostgreSQL", func() (err error) { r.pg, err = measurePostgres(ctx, c, work, r.sessions, p); return err }},
 	}
 	defer func() {
 		for _, s := range r.sessions {
@@ -183,6 +227,9 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	for _, s := range sections {
 		if err := ctx.Err(); err != nil {
 			return errors.Wrap(err, "logbench: interrupted")
+		}
+		if !c.runs(s.key) {
+			continue
 		}
 		p.printf("%s…", s.name)
 		if err := s.fn(); err != nil {
