@@ -98,7 +98,7 @@ func TestQuick(t *testing.T) {
 	}
 
 	secs, order := sections(doc)
-	wantOrder := []string{"Machine", "Summary", "Durable appends", "Verify and the naive rebuild",
+	wantOrder := []string{"Machine", "Summary", "Durable appends", "Opening a store with a write-ahead log to replay", "Verify and the naive rebuild",
 		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Transcript import", "PostgreSQL store", "Audit UI"}
 	if strings.Join(order, "/") != strings.Join(wantOrder, "/") {
 		t.Fatalf("sections = %q, want %q", order, wantOrder)
