@@ -112,7 +112,8 @@ func TestQuick(t *testing.T) {
 	}{
 		{name: "machine", section: "Machine", rows: 8},
 		{name: "summary", section: "Summary", rows: 18, ratios: []int{3}, numbers: []int{1, 2}},
-		{name: "durable", section: "Durable appends", rows: 3, ratios: []int{3}, numbers: []int{1, 2, 4, 5, 6}},
+		{name: "durable", section: "Durable appends", rows: 3, ratios: []int{3}, numbers: []int{1, 2, 4, 5, 6, 7, 8}},
+		{name: "walopen", section: "Opening a store with a write-ahead log to replay", rows: 2, numbers: []int{1}},
 		{name: "verify", section: "Verify and the naive rebuild", rows: len(quickSizes), numbers: []int{0, 1, 2, 3}},
 		{name: "codec", section: "Codec against encoding/json", rows: 4, ratios: []int{4}, numbers: []int{2, 3, 5, 6}},
 		{name: "space", section: "Bytes on disk", rows: len(quickSizes) + len(durableModes), ratios: []int{6, 7}, numbers: []int{1, 2, 3, 4, 5}},
