@@ -16,12 +16,14 @@ const (
 	// MetricCommitDuration: one Create or Append, from the call to its
 	// durable answer (validation, queueing and the group commit).
 	MetricCommitDuration = "sessionlog.store.commit.duration"
-	// MetricCommitEvents: the events written by one write transaction
-	// of the group commit (the sum over the writes it batched).
+	// MetricCommitEvents: the events written by one group commit (one
+	// write-ahead log record: the sum over the writes it batched).
 	MetricCommitEvents = "sessionlog.store.commit.events"
-	// MetricSyncDuration: the time one write transaction spent writing
-	// its pages and meta page to the file, each followed by fdatasync
-	// (bbolt's write time; with NoSync, the writes alone).
+	// MetricSyncDuration: the time one group commit spent writing its
+	// write-ahead log record and fdatasyncing it, and the time one bbolt
+	// transaction (an apply round, an import's or fork's stage) spent
+	// writing its pages and meta page, each followed by fdatasync (with
+	// NoSync, the writes alone).
 	MetricSyncDuration = "sessionlog.store.sync.duration"
 	// MetricValidatorHits and MetricValidatorMisses count the lookups of
 	// a session's validation state in the cache; MetricValidatorReplays
@@ -49,8 +51,8 @@ func newObserver(log *slog.Logger, mp metric.MeterProvider) *observer {
 	k := observe.New(log, mp, "github.com/sessionlog/sessionlog/eventlog")
 	o := &observer{log: k.Log, kit: k}
 	o.commit = k.Seconds(MetricCommitDuration, "time of one Create or Append until durable")
-	o.events = k.Histogram(MetricCommitEvents, "{event}", "events written by one group-commit transaction")
-	o.sync = k.Seconds(MetricSyncDuration, "time one transaction spent writing and fdatasyncing the file")
+	o.events = k.Histogram(MetricCommitEvents, "{event}", "events written by one group commit")
+	o.sync = k.Seconds(MetricSyncDuration, "time one log record or transaction spent writing and fdatasyncing")
 	o.on = k.On()
 	return o
 }
