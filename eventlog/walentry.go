@@ -14,7 +14,7 @@ import (
 // lsn, chain link, CRC32C); inside, the stored records keep their own
 // frames (codec.EncodeRecord, each with its CRC).
 //
-//	entry   = version(1) op*
+//	entry   = version(1) uvarint(number of ops) op*
 //	op      = kind id body
 //	kind    = 'c' (create) | 'a' (append)
 //	id      = uvarint(len) bytes
@@ -31,6 +31,7 @@ const (
 // encodeWALEntry appends the payload of ops to dst.
 func encodeWALEntry(dst []byte, ops []walOp) []byte {
 	dst = append(dst, walEntryVersion)
+	dst = binary.AppendUvarint(dst, uint64(len(ops)))
 	for i := range ops {
 		op := &ops[i]
 		if op.headerRec != nil {
@@ -67,7 +68,11 @@ func decodeWALEntry(lsn uint64, p []byte) (walEntry, error) {
 		return walEntry{}, errors.WithHint(unsupportedf("eventlog: write-ahead log record %d has entry version %d (this program reads %d)",
 			errors.Safe(lsn), errors.Safe(v), errors.Safe(walEntryVersion)), "use a newer logtool")
 	}
-	for d.err == nil && len(d.p) > 0 {
+	n := d.uvarint()
+	if n > uint64(len(d.p)) {
+		d.fail("op count out of range")
+	}
+	for ; d.err == nil && n > 0; n-- {
 		var op walOp
 		kind := d.byte()
 		op.id = string(d.bytes())
@@ -95,6 +100,9 @@ func decodeWALEntry(lsn uint64, p []byte) (walEntry, error) {
 		}
 		e.ops = append(e.ops, op)
 		e.size += op.size()
+	}
+	if d.err == nil && len(d.p) > 0 {
+		d.fail("trailing bytes")
 	}
 	if d.err != nil {
 		return walEntry{}, errors.Wrapf(d.err, "eventlog: write-ahead log record %d", errors.Safe(lsn))
@@ -127,8 +135,8 @@ func (d *entryDecoder) byte() byte {
 
 func (d *entryDecoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.p)
-	if n <= 0 {
-		d.fail("bad length")
+	if n <= 0 || n != uvarintLen(v) {
+		d.fail("bad or non-canonical varint")
 		return 0
 	}
 	d.p = d.p[n:]
@@ -193,3 +201,12 @@ func ReadWAL(path string, after uint64, fn func(WALWrite) error) (wal.Report, er
 
 // DecodeWALRecord decodes meta/wal (for salvage).
 func DecodeWALRecord(rec []byte) (layout.WALRecord, error) { return decodeWAL(rec) }
+
+// uvarintLen is the length of v's canonical uvarint encoding.
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
