@@ -49,7 +49,8 @@ type WAL struct {
 // reads every segment in order, calls fn for each intact record with
 // lsn > after, in lsn order (the payload is valid only during the call),
 // and positions the writer after the last intact record: a torn tail is
-// truncated away and reported. The next Append gets lsn Report.Last+1, or
+// dropped (its bytes zeroed, keeping the preallocation) and reported, and
+// an unwritten last segment is deleted. The next Append gets lsn Report.Last+1, or
 // after+1 when no record is present. Records with lsn <= after are checked
 // but not passed to fn. An error from fn aborts Open and is returned.
 func Open(dir string, after uint64, opts Options, fn func(lsn uint64, payload []byte) error) (*WAL, Report, error) {
