@@ -208,34 +208,36 @@ func (w *WAL) Size() int64 {
 
 // Release deletes every segment other than the one being written whose
 // records all have lsn <= applied, then syncs the directory (unless
-// NoSync). It never deletes a record with lsn > applied.
+// NoSync). It never deletes a record with lsn > applied. The files are
+// deleted outside the lock, so a Release does not delay an Append.
 func (w *WAL) Release(applied uint64) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.closed {
+		w.mu.Unlock()
 		return errors.Wrapf(ErrClosed, "wal: release in %s", errors.Safe(w.dir))
 	}
 	n := 0
 	// Segment i holds lsns segs[i].first .. segs[i+1].first-1.
 	for n+1 < len(w.segs) && w.segs[n+1].first-1 <= applied {
-		if err := os.Remove(w.segs[n].path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			w.dropFirst(n)
-			return errors.Wrapf(err, "wal: release %s", errors.Safe(filepath.Base(w.segs[0].path)))
-		}
 		n++
 	}
-	if n == 0 {
-		return nil
-	}
-	w.dropFirst(n)
-	return w.syncDir()
-}
-
-func (w *WAL) dropFirst(n int) {
-	for _, sg := range w.segs[:n] {
+	gone := append([]segment(nil), w.segs[:n]...)
+	for _, sg := range gone {
 		w.size -= sg.size
 	}
 	w.segs = append(w.segs[:0], w.segs[n:]...)
+	w.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	for _, sg := range gone {
+		if err := os.Remove(sg.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// Left on disk, it is read and checked again by the next Open,
+			// and released then.
+			return errors.Wrapf(err, "wal: release %s", errors.Safe(filepath.Base(sg.path)))
+		}
+	}
+	return w.syncDir()
 }
 
 // Close syncs and closes the segment being written. It is idempotent.

@@ -309,3 +309,48 @@ func TestBroken(t *testing.T) {
 		t.Errorf("Append to a closed file = %v; want ErrBroken", err)
 	}
 }
+
+// TestConcurrentRelease: the applier releases while the committer appends;
+// every record not yet released survives.
+func TestConcurrentRelease(t *testing.T) {
+	dir := t.TempDir()
+	w, _, err := Open(dir, 0, small, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 400
+	done := make(chan error)
+	go func() {
+		for {
+			last := w.Last()
+			if err := w.Release(last / 2); err != nil {
+				done <- err
+				return
+			}
+			if last >= n {
+				done <- nil
+				return
+			}
+		}
+	}()
+	for lsn := uint64(1); lsn <= n; lsn++ {
+		if _, err := w.Append(payloadFor(lsn)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var got []rec
+	rep, err := Read(dir, n/2, collect(&got))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRecords(t, got, n/2+1, n)
+	if rep.First <= 1 {
+		t.Errorf("nothing was released: %+v", rep)
+	}
+}
