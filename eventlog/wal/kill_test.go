@@ -63,13 +63,21 @@ func TestKill(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.AfterFunc(time.Duration(30+round*17)*time.Millisecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
+		kill := func() { cmd.Process.Signal(syscall.SIGKILL) }
+		safety := time.AfterFunc(time.Minute, kill)
+		// Kill once the child has acknowledged some records of its own,
+		// a little later, so that the kill lands anywhere in a write.
+		target, seen := 10+round*13, 0
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			if lsn, err := strconv.ParseUint(sc.Text(), 10, 64); err == nil && lsn > acked {
 				acked = lsn
 			}
+			if seen++; seen == target {
+				time.AfterFunc(time.Duration(round%4)*time.Millisecond, kill)
+			}
 		}
+		safety.Stop()
 		cmd.Wait()
 		var got []rec
 		w, rep, err := Open(dir, 0, Options{SegmentSize: 4096, NoSync: true}, collect(&got))
