@@ -120,6 +120,10 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 			return 0, errors.Mark(err, ErrBroken)
 		}
 	}
+	if err := w.prefill(w.pos + n); err != nil {
+		w.broken = err
+		return 0, errors.Mark(err, ErrBroken)
+	}
 	lsn := w.next
 	var crc uint32
 	w.buf, crc = appendFrame(w.buf[:0], lsn, w.link, payload)
@@ -135,12 +139,7 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 		w.buf = nil // do not pin a large record's buffer
 	}
 	w.pos += n
-	if seg := &w.segs[len(w.segs)-1]; w.pos > seg.size {
-		w.size += w.pos - seg.size
-		seg.size = w.pos
-	}
-	seg := &w.segs[len(w.segs)-1]
-	seg.end = w.pos
+	w.segs[len(w.segs)-1].end = w.pos
 	w.next, w.link = lsn+1, crc
 	return lsn, nil
 }
@@ -154,8 +153,8 @@ func (w *WAL) write(b []byte, off int64) error {
 }
 
 // cut starts a new segment for the next record: it writes the header,
-// fills the segment with zeros (see doc.go), syncs it and then the
-// directory, so the new name is durable before a record in it is.
+// syncs it and then the directory, so the new name is durable before a
+// record in it is. Append's prefill then fills it with zeros.
 func (w *WAL) cut() error {
 	if w.f != nil {
 		if err := w.f.Close(); err != nil {
@@ -171,9 +170,6 @@ func (w *WAL) cut() error {
 	hdr := appendHeader(nil, header{first: w.next, link: w.link})
 	_, err = f.WriteAt(hdr, 0)
 	if err == nil {
-		err = zeroFill(f, headerSize, w.opts.SegmentSize)
-	}
-	if err == nil {
 		err = w.sync(f)
 	}
 	if err == nil {
@@ -183,10 +179,31 @@ func (w *WAL) cut() error {
 		f.Close()
 		return errors.Wrapf(err, "wal: create segment %s", errors.Safe(filepath.Base(path)))
 	}
-	size := max(w.opts.SegmentSize, headerSize)
-	w.segs = append(w.segs, segment{path: path, first: w.next, size: size, end: headerSize})
-	w.size += size
+	w.segs = append(w.segs, segment{path: path, first: w.next, size: headerSize, end: headerSize})
+	w.size += headerSize
 	w.f, w.pos = f, headerSize
+	return nil
+}
+
+// prefillStep is how far ahead of the records a segment is filled with
+// zeros (see doc.go, Preallocation).
+const prefillStep = 4 << 20
+
+// prefill makes the segment being written at least end bytes long, filling
+// it with zeros up to prefillStep bytes ahead (not past SegmentSize), so
+// that most records are written over zeros and their fdatasync changes no
+// metadata. The record's own fdatasync makes the new size durable.
+func (w *WAL) prefill(end int64) error {
+	seg := &w.segs[len(w.segs)-1]
+	if end <= seg.size {
+		return nil
+	}
+	to := max(end, min(seg.size+prefillStep, w.opts.SegmentSize))
+	if err := zeroFill(w.f, seg.size, to); err != nil {
+		return errors.Wrapf(err, "wal: preallocate %s", errors.Safe(filepath.Base(seg.path)))
+	}
+	w.size += to - seg.size
+	seg.size = to
 	return nil
 }
 
@@ -199,7 +216,7 @@ func (w *WAL) Last() uint64 {
 }
 
 // Size returns the bytes of all live segment files, preallocated zeros
-// included (a segment is SegmentSize bytes from its creation).
+// included (at most 4 MiB past the last record of a segment).
 func (w *WAL) Size() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
