@@ -103,15 +103,18 @@
 // # Bounding
 //
 // Size reports the bytes of the live segment files (preallocation
-// included, at most 4 MiB past a segment's last record). Release deletes the segments whose records are all applied,
-// never the one being written, so the WAL holds the unapplied records plus
-// at most one segment; the caller bounds it by applying and releasing.
+// included, at most 4 MiB past a segment's last record). Release deletes
+// the segments whose records are all applied, never the one being written,
+// so the WAL holds the unapplied records plus at most one segment; the
+// caller bounds it by applying and releasing.
 //
 // # Concurrency
 //
-// A WAL has one writer: Append, Release and Close are serialized by a
-// mutex, and Append syncs each record before returning, so callers that
-// want to share a sync batch their writes into one payload. Read and Open
+// A WAL has one writer: Append and Close are serialized by a mutex, and
+// Append syncs each record before returning, so callers that want to
+// share a sync batch their writes into one payload. Release (the applier)
+// may run beside Append: it holds the mutex only to pick its segments, and
+// deletes them and syncs the directory without it. Read and Open
 // of the same directory from two processes at once are not coordinated
 // here; eventlog's store lock covers them.
 package wal

@@ -354,3 +354,36 @@ func TestConcurrentRelease(t *testing.T) {
 		t.Errorf("nothing was released: %+v", rep)
 	}
 }
+
+// TestPrefill: a segment is filled with zeros 4 MiB ahead of its records,
+// never past SegmentSize, and reads back through its zero tail.
+func TestPrefill(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentSize: 10 << 20, NoSync: true}
+	w, _, err := Open(dir, 0, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileSize := func() int64 {
+		segs, _ := Segments(dir)
+		fi, err := os.Stat(segs[len(segs)-1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	p := make([]byte, 1<<20)
+	for i, want := range []int64{4<<20 + headerSize, 4<<20 + headerSize, 4<<20 + headerSize, 8<<20 + headerSize, 8<<20 + headerSize, 8<<20 + headerSize, 8<<20 + headerSize, 10 << 20} {
+		if _, err := w.Append(p); err != nil {
+			t.Fatal(err)
+		}
+		if got := fileSize(); got != want || w.Size() != want {
+			t.Errorf("after %d MiB records: file %d, Size %d; want %d", i+1, got, w.Size(), want)
+		}
+	}
+	w.Close()
+	rep, err := Read(dir, 0, nil)
+	if err != nil || rep.Records != 8 || rep.TornBytes != 0 {
+		t.Errorf("Read = %+v, %v; want 8 records", rep, err)
+	}
+}
