@@ -49,7 +49,8 @@ type WAL struct {
 // reads every segment in order, calls fn for each intact record with
 // lsn > after, in lsn order (the payload is valid only during the call),
 // and positions the writer after the last intact record: a torn tail is
-// truncated away and reported. The next Append gets lsn Report.Last+1, or
+// dropped (its bytes zeroed, keeping the preallocation) and reported, and
+// an unwritten last segment is deleted. The next Append gets lsn Report.Last+1, or
 // after+1 when no record is present. Records with lsn <= after are checked
 // but not passed to fn. An error from fn aborts Open and is returned.
 func Open(dir string, after uint64, opts Options, fn func(lsn uint64, payload []byte) error) (*WAL, Report, error) {
@@ -119,6 +120,10 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 			return 0, errors.Mark(err, ErrBroken)
 		}
 	}
+	if err := w.prefill(w.pos + n); err != nil {
+		w.broken = err
+		return 0, errors.Mark(err, ErrBroken)
+	}
 	lsn := w.next
 	var crc uint32
 	w.buf, crc = appendFrame(w.buf[:0], lsn, w.link, payload)
@@ -134,12 +139,7 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 		w.buf = nil // do not pin a large record's buffer
 	}
 	w.pos += n
-	if seg := &w.segs[len(w.segs)-1]; w.pos > seg.size {
-		w.size += w.pos - seg.size
-		seg.size = w.pos
-	}
-	seg := &w.segs[len(w.segs)-1]
-	seg.end = w.pos
+	w.segs[len(w.segs)-1].end = w.pos
 	w.next, w.link = lsn+1, crc
 	return lsn, nil
 }
@@ -153,8 +153,8 @@ func (w *WAL) write(b []byte, off int64) error {
 }
 
 // cut starts a new segment for the next record: it writes the header,
-// fills the segment with zeros (see doc.go), syncs it and then the
-// directory, so the new name is durable before a record in it is.
+// syncs it and then the directory, so the new name is durable before a
+// record in it is. Append's prefill then fills it with zeros.
 func (w *WAL) cut() error {
 	if w.f != nil {
 		if err := w.f.Close(); err != nil {
@@ -170,9 +170,6 @@ func (w *WAL) cut() error {
 	hdr := appendHeader(nil, header{first: w.next, link: w.link})
 	_, err = f.WriteAt(hdr, 0)
 	if err == nil {
-		err = zeroFill(f, headerSize, w.opts.SegmentSize)
-	}
-	if err == nil {
 		err = w.sync(f)
 	}
 	if err == nil {
@@ -182,10 +179,31 @@ func (w *WAL) cut() error {
 		f.Close()
 		return errors.Wrapf(err, "wal: create segment %s", errors.Safe(filepath.Base(path)))
 	}
-	size := max(w.opts.SegmentSize, headerSize)
-	w.segs = append(w.segs, segment{path: path, first: w.next, size: size, end: headerSize})
-	w.size += size
+	w.segs = append(w.segs, segment{path: path, first: w.next, size: headerSize, end: headerSize})
+	w.size += headerSize
 	w.f, w.pos = f, headerSize
+	return nil
+}
+
+// prefillStep is how far ahead of the records a segment is filled with
+// zeros (see doc.go, Preallocation).
+const prefillStep = 4 << 20
+
+// prefill makes the segment being written at least end bytes long, filling
+// it with zeros up to prefillStep bytes ahead (not past SegmentSize), so
+// that most records are written over zeros and their fdatasync changes no
+// metadata. The record's own fdatasync makes the new size durable.
+func (w *WAL) prefill(end int64) error {
+	seg := &w.segs[len(w.segs)-1]
+	if end <= seg.size {
+		return nil
+	}
+	to := max(end, min(seg.size+prefillStep, w.opts.SegmentSize))
+	if err := zeroFill(w.f, seg.size, to); err != nil {
+		return errors.Wrapf(err, "wal: preallocate %s", errors.Safe(filepath.Base(seg.path)))
+	}
+	w.size += to - seg.size
+	seg.size = to
 	return nil
 }
 
@@ -198,7 +216,7 @@ func (w *WAL) Last() uint64 {
 }
 
 // Size returns the bytes of all live segment files, preallocated zeros
-// included (a segment is SegmentSize bytes from its creation).
+// included (at most 4 MiB past the last record of a segment).
 func (w *WAL) Size() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -207,34 +225,36 @@ func (w *WAL) Size() int64 {
 
 // Release deletes every segment other than the one being written whose
 // records all have lsn <= applied, then syncs the directory (unless
-// NoSync). It never deletes a record with lsn > applied.
+// NoSync). It never deletes a record with lsn > applied. The files are
+// deleted outside the lock, so a Release does not delay an Append.
 func (w *WAL) Release(applied uint64) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.closed {
+		w.mu.Unlock()
 		return errors.Wrapf(ErrClosed, "wal: release in %s", errors.Safe(w.dir))
 	}
 	n := 0
 	// Segment i holds lsns segs[i].first .. segs[i+1].first-1.
 	for n+1 < len(w.segs) && w.segs[n+1].first-1 <= applied {
-		if err := os.Remove(w.segs[n].path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			w.dropFirst(n)
-			return errors.Wrapf(err, "wal: release %s", errors.Safe(filepath.Base(w.segs[0].path)))
-		}
 		n++
 	}
-	if n == 0 {
-		return nil
-	}
-	w.dropFirst(n)
-	return w.syncDir()
-}
-
-func (w *WAL) dropFirst(n int) {
-	for _, sg := range w.segs[:n] {
+	gone := append([]segment(nil), w.segs[:n]...)
+	for _, sg := range gone {
 		w.size -= sg.size
 	}
 	w.segs = append(w.segs[:0], w.segs[n:]...)
+	w.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	for _, sg := range gone {
+		if err := os.Remove(sg.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// Left on disk, it is read and checked again by the next Open,
+			// and released then.
+			return errors.Wrapf(err, "wal: release %s", errors.Safe(filepath.Base(sg.path)))
+		}
+	}
+	return w.syncDir()
 }
 
 // Close syncs and closes the segment being written. It is idempotent.
