@@ -444,3 +444,33 @@ func (s *sliceSource) Next() (codec.Event, error) {
 	s.evs = s.evs[1:]
 	return ev, nil
 }
+
+// TestWALEmptyDir: a crash while Close removed the log (every segment
+// gone, the directory left) opens as a store with nothing to replay.
+func TestWALEmptyDir(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	l, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeSessions(t, l, "s", 2, 2)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(eventlog.WALDir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, ro := range []bool{true, false} {
+		l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: ro, NewValidator: rebuild.NewValidator})
+		if err != nil {
+			t.Fatalf("Open(read-only %v) = %v", ro, err)
+		}
+		wantSessions(t, l, map[string]int64{"s00": 6, "s01": 6})
+		if !ro {
+			writeSessions(t, l, "t", 1, 1)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
