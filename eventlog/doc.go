@@ -93,7 +93,10 @@
 // is a write that was never acknowledged, and is dropped and reported
 // (Log.WALReport, a warning in the log); a bad record anywhere else is
 // ErrCorrupt. A flipped byte in the last record cannot be told from a torn
-// write; it is reported the same way, never read.
+// write; it is reported the same way, never read. Segments are filled
+// with zeros ahead of their records (package wal), so a final record that
+// damage zeroed whole looks like the unwritten space after it: the one
+// loss no check can see.
 //
 // NoSync skips every fdatasync and fsync, of the log and of the tree: a
 // crash of the process loses nothing (the kernel has the bytes), a power
