@@ -16,6 +16,10 @@ var (
 	// ErrFindings marks a verify run that found problems (exit status 1;
 	// the findings themselves are on stdout).
 	ErrFindings = errors.New("logtool: findings")
+	// ErrTurnFailed marks a run whose turns were run and logged but at
+	// least one ended with an error (a provider's refusal, a transport
+	// failure): exit status 1, so that a script sees it.
+	ErrTurnFailed = errors.New("logtool: a turn ended with an error")
 	// ErrInterrupted marks a command stopped by an interrupt (Ctrl-C);
 	// run exits with status 130, as a shell does for SIGINT.
 	ErrInterrupted = errors.New("logtool: interrupted")

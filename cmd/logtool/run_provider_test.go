@@ -113,3 +113,42 @@ func TestRunProvider(t *testing.T) {
 		})
 	}
 }
+
+// TestRunProviderErrorExits: a turn the provider ends with an error is
+// logged (the session verifies, its turn ended "error") and run exits 1
+// saying so, so that a script sees the failure.
+func TestRunProviderErrorExits(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Header().Set("content-type", "application/json")
+		w.WriteHeader(400)
+		io.WriteString(w, `{"error":{"message":"bad request","type":"invalid_request_error","code":"invalid_value"}}`)
+	}))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "s.db")
+	e := env{
+		stdin:  strings.NewReader(`{"config":{"provider":"live","model":"m1"},"turns":[{"prompt":"hi","replies":[[{"type":"text","text":"ignored"}]]}]}`),
+		getenv: func(k string) string { return map[string]string{"MY_KEY": "k"}[k] },
+		now:    func() time.Time { return testNow },
+		random: strings.NewReader(strings.Repeat("r", 64)),
+	}
+	ctx := context.Background()
+	var stdout, stderr bytes.Buffer
+	code := runEnv(ctx, e, []string{"--db", db, "run", "-", "--session", "bad", "--provider", "openai-chat",
+		"--base-url", srv.URL, "--api-key-env", "MY_KEY"}, &stdout, &stderr)
+	if calls == 0 {
+		t.Fatal("the provider was never called")
+	}
+	if code != exitFailure {
+		t.Fatalf("run = exit %d, want %d\n%s%s", code, exitFailure, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "1 turn ended with an error") || !strings.Contains(stderr.String(), "ended with an error in step") {
+		t.Fatalf("stderr does not name the failed turn:\n%s", stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := runEnv(ctx, e, []string{"--db", db, "verify", "bad"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("verify of the failed run's session = exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+}

@@ -105,7 +105,20 @@ func runRun(ctx context.Context, opts runOptions, args []string, stdout, stderr 
 	}
 	fmt.Fprintln(w, rep.Session)
 	reportOutcomes(stderr, rep)
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	failed := 0
+	for _, o := range rep.Outcomes {
+		if o.Reason == "error" {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return errors.WithHintf(errors.Mark(errors.Newf("run: %s ended with an error", errors.Safe(count(failed, "turn", "turns"))), ErrTurnFailed),
+			"the turns are logged as they ended: 'logtool show %s' shows them", rep.Session)
+	}
+	return nil
 }
 
 // runScenario runs sc with the CLI's clock and randomness.
