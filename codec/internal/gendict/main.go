@@ -1,9 +1,10 @@
 // Command gendict trains the zstd dictionary of codec's compressed records
 // (codec/zstd.dict) on generated sessions only: loggen's output for fixed
 // seeds, never the DSH corpus or any other real data. The dictionary is part
-// of the on-disk format once records use it, so this is run once, its output
-// committed and frozen (codec's TestDictionaryFrozen pins its hash); it is
-// kept to show where the bytes come from.
+// of the on-disk format once records use it, so this was run once and its
+// output committed and frozen (codec's TestDictionaryFrozen pins its hash).
+// Training is not bit-for-bit reproducible (two runs differ in a few
+// bytes); the program is kept to show where the bytes come from.
 //
 //	go run ./codec/internal/gendict -o codec/zstd.dict
 package main
