@@ -40,7 +40,7 @@ func benchCases() []benchCase {
 func BenchmarkDecode(b *testing.B) {
 	for _, c := range benchCases() {
 		line := []byte(c.line)
-		rec := codec.EncodeRecord(nil, mustPayload(b, c.line))
+		rec := codec.EncodeEventRecord(nil, mustPayload(b, c.line))
 		b.Run(c.name+"/codec", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(rec)))
@@ -81,7 +81,7 @@ func BenchmarkEncode(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				rec = codec.EncodeRecord(rec[:0], mp)
+				rec = codec.EncodeEventRecord(rec[:0], mp)
 			}
 			benchSink += len(rec)
 		})

@@ -7,9 +7,10 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// RecordVersion is the format-version byte of every record this code
-// writes. Part of the on-disk format: frozen. A record with a higher
-// version is refused as unsupported, never misread.
+// RecordVersion is the format-version byte of an uncompressed record:
+// every header and engine record, and event records EncodeEventRecord does
+// not compress. Part of the on-disk format: frozen. A record with a version
+// above RecordVersionZstd is refused as unsupported, never misread.
 const RecordVersion byte = 1
 
 // MaxRecord bounds a record's size when decoding (format byte, payload and
@@ -34,10 +35,12 @@ func EncodeRecord(dst, payload []byte) []byte {
 	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 }
 
-// DecodeRecord checks a record's frame and returns its payload, which
-// aliases rec. It checks the size cap, the version byte, the CRC, and that
-// the payload is exactly one well-formed stored value (ValidateValue).
-// Every failure is marked ErrCorrupt (or ErrUnsupported for a newer version).
+// DecodeRecord checks a record's frame and returns its payload. For a
+// version 1 record the payload aliases rec and nothing is allocated; a
+// version 2 record is decompressed into a new buffer, bounded by MaxRecord.
+// It checks the size cap, the version byte, the CRC, and that the payload
+// is exactly one well-formed stored value (ValidateValue). Every failure is
+// marked ErrCorrupt (or ErrUnsupported for a newer version).
 func DecodeRecord(rec []byte) ([]byte, error) {
 	payload, err := Unframe(rec, MaxRecord)
 	if err != nil {
@@ -50,10 +53,12 @@ func DecodeRecord(rec []byte) ([]byte, error) {
 }
 
 // Unframe checks a record's frame only — at most max bytes, the CRC, the
-// version byte — and returns its payload, which aliases rec, without
-// looking inside it: for records whose payload is not a stored JSON value
-// (the store's own, typed engine records). Failures are marked ErrCorrupt
-// (ErrUnsupported for a newer version).
+// version byte — and returns its payload without looking inside it: for
+// records whose payload is not a stored JSON value (the store's own, typed
+// engine records). A version 1 payload aliases rec; a version 2 one is
+// decompressed into a new buffer of at most max-5 bytes (the payload a
+// version 1 record of max bytes could hold). Failures are marked
+// ErrCorrupt (ErrUnsupported for a newer version).
 func Unframe(rec []byte, max int) ([]byte, error) {
 	if len(rec) > max {
 		return nil, corruptf("codec: record of %d bytes exceeds the %d byte cap",
@@ -67,14 +72,17 @@ func Unframe(rec []byte, max int) ([]byte, error) {
 		return nil, corruptf("codec: record crc mismatch: stored %08x computed %08x",
 			errors.Safe(sum), errors.Safe(got))
 	}
-	if v := rec[0]; v != RecordVersion {
-		if v > RecordVersion {
-			return nil, unsupportedf("codec: record format version %d is newer than %d",
-				errors.Safe(v), errors.Safe(RecordVersion))
-		}
+	switch v := rec[0]; {
+	case v == RecordVersion:
+		return body[1:], nil
+	case v == RecordVersionZstd:
+		return inflate(body[1:], max-recordOverhead)
+	case v > RecordVersionZstd:
+		return nil, unsupportedf("codec: record format version %d is newer than %d",
+			errors.Safe(v), errors.Safe(RecordVersionZstd))
+	default:
 		return nil, corruptf("codec: record format version %d is unknown", errors.Safe(v))
 	}
-	return body[1:], nil
 }
 
 // ValidateValue checks that mp is exactly one stored value: msgpack of the

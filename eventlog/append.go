@@ -208,7 +208,7 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 	ch := newChainer(head.Chain)
 	for i := range decoded {
 		start := len(buf)
-		buf = codec.EncodeRecord(buf, decoded[i].Raw)
+		buf = codec.EncodeEventRecord(buf, decoded[i].Raw)
 		recs[i] = buf[start:len(buf):len(buf)]
 		ch.add(decoded[i].Raw)
 		if decoded[i].Type == codec.TypeTurnStart {
@@ -218,7 +218,7 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 	head.Next += int64(len(decoded))
 	head.LastTime = decoded[len(decoded)-1].Time
 	head.Chain = ch.c
-	head.StoredBytes += int64(size)
+	head.StoredBytes += int64(len(buf))
 	headRec, err := encodeEngineRecord(fromHead(&head))
 	if err != nil {
 		l.cache.Remove(session)

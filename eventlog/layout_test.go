@@ -109,7 +109,7 @@ func TestHeadRecord(t *testing.T) {
 	}{
 		{name: "crc", rec: append(rec[:len(rec)-1:len(rec)-1], rec[len(rec)-1]^1), want: ErrCorrupt},
 		{name: "version byte damaged", rec: append([]byte{2}, rec[1:]...), want: ErrCorrupt},
-		{name: "newer version", rec: reframe(2, p), want: ErrUnsupported},
+		{name: "newer version", rec: reframe(3, p), want: ErrUnsupported},
 		{name: "version zero", rec: reframe(0, p), want: ErrCorrupt},
 		{name: "too short", rec: rec[:3], want: ErrCorrupt},
 		{name: "trailing bytes", rec: trailing, want: ErrCorrupt},

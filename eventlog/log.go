@@ -304,6 +304,7 @@ func openBolt(path string, o Options, mmapSize int) (*bolt.DB, error) {
 		return err
 	})
 	if err == nil {
+		db.AllocSize = allocSize
 		return db, nil
 	}
 	if file != nil {
@@ -326,6 +327,15 @@ func openBolt(path string, o Options, mmapSize int) (*bolt.DB, error) {
 	}
 	return nil, errors.Wrapf(err, "eventlog: open %s", errors.Safe(path))
 }
+
+// allocSize is how far ahead of its high-water mark bbolt grows the file
+// (bolt.DB.AllocSize; bbolt's default is 16 MiB, and below that it grows
+// the file to its whole memory map, the next power of two). Measured
+// (2026-12-01): the 100,000-event generated session needs 8.9 MB of pages
+// (0.52× its JSONL) but its file was 16.8 MB (0.98×) with the default, and
+// is at most 1 MiB more than its pages with this. Each growth costs an
+// ftruncate and an fsync, once per MiB written.
+const allocSize = 1 << 20
 
 // checkSize compares the file's size with the size its last transaction
 // needs. A shorter file was truncated: a read-write Open refuses it; a

@@ -222,7 +222,7 @@ func (s *stager) importFrom(ctx context.Context, src Source) error {
 		if err != nil {
 			return err
 		}
-		if err := s.add(&d, codec.EncodeRecord(nil, d.Raw)); err != nil {
+		if err := s.add(&d, codec.EncodeEventRecord(nil, d.Raw)); err != nil {
 			return err
 		}
 	}

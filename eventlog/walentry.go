@@ -12,7 +12,7 @@ import (
 // The payload of a write-ahead log record: the writes of one group commit,
 // in the order the committer took them. The wal package frames it (length,
 // lsn, chain link, CRC32C); inside, the stored records keep their own
-// frames (codec.EncodeRecord, each with its CRC).
+// frames (codec.EncodeEventRecord, each with its CRC).
 //
 //	entry   = version(1) uvarint(number of ops) op*
 //	op      = kind id body
@@ -167,7 +167,7 @@ type WALWrite struct {
 	HeaderRecord []byte
 	// First is the seq of an append's first event.
 	First int64
-	// Records are an append's event records (codec.EncodeRecord frames).
+	// Records are an append's event records (codec.EncodeEventRecord frames).
 	Records [][]byte
 	// HeadRecord is the session's head record after the write.
 	HeadRecord []byte

@@ -11,13 +11,17 @@ import (
 
 // FuzzRecord checks DecodeRecord on arbitrary bytes: no panics; a record it
 // accepts decodes (DecodeEvent, DecodeSessionHeader) without panicking and
-// transcodes to JSON; and decode → ToJSON → FromJSON → EncodeRecord →
-// DecodeRecord is stable (the second round equals the first). Each input
+// transcodes to JSON; and decode → ToJSON → FromJSON → EncodeRecord (and
+// EncodeEventRecord, which may compress: record version 2) → DecodeRecord
+// is stable (the second round equals the first). Each input
 // is also checked with its CRC recomputed, so that mutations reach the
 // payload checks behind the CRC.
 func FuzzRecord(f *testing.F) {
 	for _, s := range jsonSeeds {
 		if r := record([]byte(s)); r != nil {
+			f.Add(r)
+		}
+		if r := eventRecord([]byte(s)); r != nil {
 			f.Add(r)
 		}
 	}
@@ -74,6 +78,12 @@ func storeRound(t *testing.T, js []byte) (rec, out []byte) {
 	mp, err := codec.FromJSON(nil, js, storedLimits)
 	if err != nil {
 		t.Fatalf("FromJSON(ToJSON of a valid record) = %v; text %.200q", err, js)
+	}
+	if ev := codec.EncodeEventRecord(nil, mp); !bytes.Equal(ev, codec.EncodeRecord(nil, mp)) {
+		p, err := codec.DecodeRecord(ev)
+		if err != nil || !bytes.Equal(p, mp) {
+			t.Fatalf("DecodeRecord(EncodeEventRecord(FromJSON(%.200q))) = %v, payload equal %v", js, err, bytes.Equal(p, mp))
+		}
 	}
 	rec = codec.EncodeRecord(nil, mp)
 	payload, err := codec.DecodeRecord(rec)

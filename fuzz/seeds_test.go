@@ -86,6 +86,19 @@ func record(js []byte) []byte {
 	return codec.EncodeRecord(nil, mp)
 }
 
+// eventRecord frames a JSON text as EncodeEventRecord does, or returns nil
+// when that is not a compressed (version 2) record.
+func eventRecord(js []byte) []byte {
+	mp, err := codec.FromJSON(nil, js, codec.Limits{})
+	if err != nil {
+		return nil
+	}
+	if r := codec.EncodeEventRecord(nil, mp); r[0] == codec.RecordVersionZstd {
+		return r
+	}
+	return nil
+}
+
 // TestGenerateSeeds writes the checked-in seed corpora when run with
 // -gen-seeds; otherwise it checks that every seed file is readable.
 func TestGenerateSeeds(t *testing.T) {
@@ -97,7 +110,7 @@ func TestGenerateSeeds(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no codec fixtures found")
 	}
-	var jsonLines, records, scans [][]byte
+	var jsonLines, records, compressed, scans [][]byte
 	for _, s := range jsonSeeds {
 		jsonLines = append(jsonLines, []byte(s))
 		if r := record([]byte(s)); r != nil {
@@ -112,6 +125,9 @@ func TestGenerateSeeds(t *testing.T) {
 			jsonLines = append(jsonLines, l)
 			if r := record(l); r != nil {
 				records = append(records, r)
+			}
+			if r := eventRecord(l); r != nil {
+				compressed = append(compressed, r)
 			}
 		}
 		// Crash tails: a cut in the middle of the last line, a cut line
@@ -133,7 +149,18 @@ func TestGenerateSeeds(t *testing.T) {
 		r := records[len(records)-1]
 		flipped := bytes.Clone(r)
 		flipped[len(flipped)/2] ^= 0x10
-		records = append(records, flipped, r[:len(r)-3], append([]byte{2}, r[1:]...))
+		records = append(records, flipped, r[:len(r)-3], append([]byte{3}, r[1:]...))
+	}
+	// Compressed records (version 2), a sample of them, and the same
+	// damage.
+	for i := 0; i < len(compressed); i += 1 + len(compressed)/64 {
+		records = append(records, compressed[i])
+	}
+	if len(compressed) > 0 {
+		r := compressed[len(compressed)-1]
+		flipped := bytes.Clone(r)
+		flipped[len(flipped)/2] ^= 0x10
+		records = append(records, flipped, r[:len(r)-3], append([]byte{3}, r[1:]...))
 	}
 	writeSeeds(t, "FuzzJSONLine", jsonLines)
 	writeSeeds(t, "FuzzRecord", records)

@@ -26,7 +26,7 @@ import (
 // makes the whole store unopenable. File reads the layout that package
 // eventlog documents as frozen (FormatVersion 1: the sessions bucket, one
 // bucket per session with its header and head records and its events
-// bucket, 8-byte big-endian seq keys, records framed by codec.EncodeRecord)
+// bucket, 8-byte big-endian seq keys, records framed by codec, version 1 or 2)
 // one session at a time, so that damage stays with the session it is in.
 //
 // The keys of a session bucket are "events" (a bucket), "head" and

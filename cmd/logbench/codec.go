@@ -39,7 +39,7 @@ func measureCodec(ctx context.Context, c config, p progress) ([]codecResult, err
 		if err != nil {
 			return nil, errors.Wrapf(err, "%s", errors.Safe(cc.Name))
 		}
-		rec := codec.EncodeRecord(nil, mp)
+		rec := codec.EncodeEventRecord(nil, mp)
 		mirror, err := cc.Unmarshal(line)
 		if err != nil {
 			return nil, errors.Wrapf(err, "%s: encoding/json", errors.Safe(cc.Name))
@@ -67,7 +67,7 @@ func measureCodec(ctx context.Context, c config, p progress) ([]codecResult, err
 				ours: func() error {
 					var err error
 					mpBuf, err = codec.FromJSON(mpBuf[:0], line, codec.Limits{})
-					recBuf = codec.EncodeRecord(recBuf[:0], mpBuf)
+					recBuf = codec.EncodeEventRecord(recBuf[:0], mpBuf)
 					codecSink += len(recBuf)
 					return err
 				},

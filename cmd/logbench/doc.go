@@ -12,7 +12,9 @@
 //     from scratch for every step;
 //   - the codec against encoding/json, decoding and encoding a typical
 //     assistant/message and assistant/chunk;
-//   - bytes on disk per event against the JSONL line;
+//   - bytes on disk per event against the JSONL line, for each generated
+//     session and for the whole DSH corpus (../shared/testdata/dsh, read
+//     at run time) imported into one store;
 //   - the peak heap in use while replaying each session with every step's
 //     full request;
 //   - the wire (SPEC §12): rendering a step's request into each provider

@@ -214,7 +214,16 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			return err
 		}},
 		{"ui", "audit UI", func() (err error) { r.ui, err = measureUI(ctx, c, r.sessions, p); return err }},
-		{"space", "bytes on disk", func() (err error) { r.space, err = measureSpace(ctx, r.sessions, r.durable); return err }},
+		{"space", "bytes on disk", func() (err error) {
+			if r.space, err = measureSpace(ctx, r.sessions, r.durable); err != nil {
+				return err
+			}
+			cs, err := measureCorpusSpace(ctx, work, p)
+			if cs != nil {
+				r.space = append(r.space, *cs)
+			}
+			return err
+		}},
 		{"wire", "wire", func() (err error) { r.wire, err = measureWire(ctx, c, p); return err }},
 		{"transcripts", "transcript import", func() (err error) { r.transcripts, err = measureTranscripts(ctx, c, work, p); return err }},
 		{"pg", "PostgreSQL", func() (err error) { r.pg, err = measurePostgres(ctx, c, work, r.sessions, p); return err }},

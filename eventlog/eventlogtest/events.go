@@ -213,7 +213,7 @@ func wantHead(t testing.TB, h eventlog.Head, hdr codec.SessionHeader, evs [][]by
 	last := hdr.CreatedAt
 	for _, p := range evs {
 		c = eventlog.ChainNext(c, p)
-		stored += int64(len(codec.EncodeRecord(nil, p)))
+		stored += int64(len(codec.EncodeEventRecord(nil, p)))
 		ev, err := codec.DecodeEvent(p)
 		if err != nil {
 			t.Fatalf("DecodeEvent = %v", err)

@@ -142,7 +142,7 @@ func (s *Store) append(ctx context.Context, session string, events []codec.Event
 	head := st.head
 	for i := range decoded {
 		start := len(buf)
-		buf = codec.EncodeRecord(buf, decoded[i].Raw)
+		buf = codec.EncodeEventRecord(buf, decoded[i].Raw)
 		recs[i] = buf[start:len(buf):len(buf)]
 		head.Chain = eventlog.ChainNext(head.Chain, decoded[i].Raw)
 		if decoded[i].Type == codec.TypeTurnStart {
@@ -151,7 +151,7 @@ func (s *Store) append(ctx context.Context, session string, events []codec.Event
 	}
 	head.Next += int64(len(decoded))
 	head.LastTime = decoded[len(decoded)-1].Time
-	head.StoredBytes += int64(size)
+	head.StoredBytes += int64(len(buf))
 	err = s.commit(&commitReq{session: session, old: st.head, head: head, recs: recs, size: size})
 	if err != nil {
 		s.cache.Remove(session)

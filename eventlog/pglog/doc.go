@@ -21,7 +21,7 @@
 //	                     chain bytea                       head: chain hash (SPEC §8.2), 32 bytes
 //	                     stored bigint                     head: sum of the stored record sizes
 //	sessionlog_events    session text COLLATE "C", seq bigint   PK (session, seq)
-//	                     rec bytea                         record: codec.EncodeRecord(payload)
+//	                     rec bytea                         record: codec.EncodeEventRecord(payload)
 //
 // Records are the bbolt store's records exactly (version byte, msgpack
 // payload, CRC32C), so verify checks them the same way and a copy between

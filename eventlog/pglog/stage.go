@@ -244,7 +244,7 @@ func (st *stager) importFrom(ctx context.Context, src eventlog.Source) error {
 		if err != nil {
 			return err
 		}
-		if err := st.add(ctx, &d, codec.EncodeRecord(nil, d.Raw)); err != nil {
+		if err := st.add(ctx, &d, codec.EncodeEventRecord(nil, d.Raw)); err != nil {
 			return err
 		}
 	}

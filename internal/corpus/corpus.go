@@ -106,6 +106,30 @@ func With(t testing.TB, name string) []string {
 	return out
 }
 
+// SessionFiles returns the session.jsonl of every case of the corpus
+// beside the repository (found from the working directory up), for
+// programs (logbench): ok is false when ../shared is absent; a corpus laid
+// out otherwise is an error.
+func SessionFiles() (files []string, ok bool, err error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, false, err
+	}
+	dir := filepath.Join(filepath.Dir(root), "shared", filepath.FromSlash(casesDir))
+	if _, err := os.Stat(filepath.Join(filepath.Dir(root), "shared")); err != nil {
+		return nil, false, nil
+	}
+	names, err := index(filepath.Join(dir, indexFile))
+	if err != nil {
+		return nil, false, err
+	}
+	for _, name := range names {
+		files = append(files, filepath.Join(dir, name, caseFile))
+	}
+	sort.Strings(files)
+	return files, true, nil
+}
+
 // index reads the case names from the first column of INDEX.tsv, after its
 // header line.
 func index(path string) ([]string, error) {

@@ -1,0 +1,67 @@
+// Command gendict trains the zstd dictionary of codec's compressed records
+// (codec/zstd.dict) on generated sessions only: loggen's output for fixed
+// seeds, never the DSH corpus or any other real data. The dictionary is part
+// of the on-disk format once records use it, so this was run once and its
+// output committed and frozen (codec's TestDictionaryFrozen pins its hash).
+// Training is not bit-for-bit reproducible (two runs differ in a few
+// bytes); the program is kept to show where the bytes come from.
+//
+//	go run ./codec/internal/gendict -o codec/zstd.dict
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/klauspost/compress/dict"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/internal/loggen"
+)
+
+// Training sessions: seeds that no benchmark or test session uses (logbench
+// generates with seed 7), realistic and terse steps.
+var sessions = []struct {
+	seed int64
+	o    loggen.Options
+}{
+	{101, loggen.Options{Events: 20000, CompactEvery: 3000, Realistic: true}},
+	{102, loggen.Options{Events: 5000}},
+}
+
+func main() {
+	out := flag.String("o", "codec/zstd.dict", "write the dictionary to `FILE`")
+	flag.Parse()
+	var samples [][]byte
+	for _, s := range sessions {
+		_, evs, err := loggen.Session(s.seed, s.o)
+		if err != nil {
+			fail(err)
+		}
+		for i, ev := range evs {
+			if i%2 == 0 && len(ev.Raw) >= codec.CompressMin {
+				samples = append(samples, ev.Raw)
+			}
+		}
+	}
+	d, err := dict.BuildZstdDict(samples, dict.Options{
+		MaxDictSize: 16 << 10,
+		HashBytes:   6,
+		ZstdDictID:  codec.DictionaryID,
+		ZstdLevel:   zstd.SpeedFastest,
+	})
+	if err != nil {
+		fail(err)
+	}
+	if err := os.WriteFile(*out, d, 0o644); err != nil {
+		fail(err)
+	}
+	fmt.Printf("gendict: %d samples, wrote %d bytes to %s\n", len(samples), len(d), *out)
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "gendict: %v\n", err)
+	os.Exit(1)
+}
