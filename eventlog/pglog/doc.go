@@ -11,7 +11,7 @@
 // hand); sessionlog_meta records the schema version (FormatVersion), and a
 // newer one is refused with ErrUnsupported (SPEC §8.4).
 //
-//	sessionlog_meta      name text PK, value bigint       ("format" → 1)
+//	sessionlog_meta      name text PK, value bigint       ("format" → 2)
 //	sessionlog_sessions  id text COLLATE "C" PK            one row per session
 //	                     header bytea                      record: codec.EncodeRecord(header line)
 //	                     published boolean                 false while an Import or Fork stages it

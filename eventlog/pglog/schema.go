@@ -12,7 +12,12 @@ import (
 // recorded in sessionlog_meta under "format" (SPEC §8.4). A store with a
 // newer version is refused with ErrUnsupported, an older one is upgraded
 // by a read-write Open, never misread.
-const FormatVersion = 1
+//
+// Version 2 (as in the bbolt store's format 2) allows compressed event
+// records (codec record version 2); the tables are unchanged, so a
+// program that reads only version 1 records refuses the store at Open
+// instead of refusing its records one by one.
+const FormatVersion = 2
 
 // migrations[v] upgrades a store from schema version v to v+1;
 // migrations[0] creates a new store. Each runs in one transaction, with
@@ -45,6 +50,8 @@ CREATE TABLE IF NOT EXISTS sessionlog_events (
 );
 INSERT INTO sessionlog_meta (name, value) VALUES ('format', 1) ON CONFLICT (name) DO NOTHING;
 `,
+	// 1 → 2: compressed event records; no table changes.
+	1: `SELECT 1`,
 }
 
 // stagingLease is how long an unpublished session (an Import or Fork in

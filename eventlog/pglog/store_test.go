@@ -271,7 +271,21 @@ func TestReadOnlyAndFormat(t *testing.T) {
 	if _, err := r.Head(ctx, "s"); err != nil {
 		t.Fatal(err)
 	}
-	pgtest.Exec(t, u, `UPDATE sessionlog_meta SET value = 2 WHERE name = 'format'`)
+	// A version 1 schema reads as it is and is upgraded by a read-write
+	// Open.
+	pgtest.Exec(t, u, `UPDATE sessionlog_meta SET value = 1 WHERE name = 'format'`)
+	r1 := openAt(t, u, eventlog.Options{ReadOnly: true})
+	if _, err := r1.Head(ctx, "s"); err != nil {
+		t.Fatalf("Head on a version 1 schema: %v", err)
+	}
+	u2 := openAt(t, u, unvalidated)
+	if _, err := u2.Head(ctx, "s"); err != nil {
+		t.Fatalf("Head after the upgrade: %v", err)
+	}
+	if v := pgtest.QueryInt(t, u, `SELECT value FROM sessionlog_meta WHERE name = 'format'`); v != pglog.FormatVersion {
+		t.Fatalf("after a read-write Open the schema version is %d, want %d", v, pglog.FormatVersion)
+	}
+	pgtest.Exec(t, u, fmt.Sprintf(`UPDATE sessionlog_meta SET value = %d WHERE name = 'format'`, pglog.FormatVersion+1))
 	for _, o := range []eventlog.Options{{ReadOnly: true}, unvalidated} {
 		if _, err := pglog.Open(ctx, u, &o); !errors.Is(err, eventlog.ErrUnsupported) {
 			t.Fatalf("Open of a newer schema = %v, want ErrUnsupported", err)

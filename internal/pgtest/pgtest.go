@@ -81,3 +81,20 @@ func exec(t testing.TB, u, sql string) {
 		t.Fatalf("pgtest: %s: %v", sql, err)
 	}
 }
+
+// QueryInt runs sql, which returns one integer, on the database at u.
+func QueryInt(t testing.TB, u, sql string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatalf("pgtest: connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	var v int64
+	if err := conn.QueryRow(ctx, sql).Scan(&v); err != nil {
+		t.Fatalf("pgtest: %s: %v", sql, err)
+	}
+	return v
+}
