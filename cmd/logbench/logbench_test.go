@@ -100,7 +100,7 @@ func TestQuick(t *testing.T) {
 	}
 
 	secs, order := sections(doc)
-	wantOrder := []string{"Machine", "Summary", "Durable appends", "Opening a store with a write-ahead log to replay", "Verify and the naive rebuild",
+	wantOrder := []string{"Machine", "Summary", "Targets of the write path", "Durable appends", "Opening a store with a write-ahead log to replay", "Verify and the naive rebuild",
 		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Transcript import", "PostgreSQL store", "Audit UI"}
 	if strings.Join(order, "/") != strings.Join(wantOrder, "/") {
 		t.Fatalf("sections = %q, want %q", order, wantOrder)
@@ -122,6 +122,7 @@ func TestQuick(t *testing.T) {
 	}{
 		{name: "machine", section: "Machine", rows: 8},
 		{name: "summary", section: "Summary", rows: 18 + corpusRows, ratios: []int{3}, numbers: []int{1, 2}},
+		{name: "targets", section: "Targets of the write path", rows: 6},
 		{name: "durable", section: "Durable appends", rows: 3, ratios: []int{3}, numbers: []int{1, 2, 4, 5, 6, 7, 8}},
 		{name: "walopen", section: "Opening a store with a write-ahead log to replay", rows: 2, numbers: []int{1}},
 		{name: "verify", section: "Verify and the naive rebuild", rows: len(quickSizes), numbers: []int{0, 1, 2, 3}},

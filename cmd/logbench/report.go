@@ -109,6 +109,7 @@ func (r *report) markdown() string {
 
 	b.WriteString("## Summary\n\n")
 	r.summary().write(&b)
+	r.writeTargets(&b)
 	r.writeDurable(&b)
 	r.writeWALOpen(&b)
 	r.writeVerify(&b)
