@@ -114,6 +114,16 @@ const DefaultConfig = `{"provider":"scripted","model":"scripted-1"}`
 // column; a malformed content block names its scenario turn, reply and
 // block (counted from 1). Errors are marked ErrInvalid.
 func Parse(data []byte) (*Scenario, error) {
+	sc, err := parse(data)
+	if err != nil && !errors.Is(err, ErrInvalid) {
+		// Whatever a lower layer refuses in a scenario file (codec's text
+		// rules, a header message's shape) is the file's fault.
+		err = asInvalid(err)
+	}
+	return sc, err
+}
+
+func parse(data []byte) (*Scenario, error) {
 	var f file
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&f); err != nil {
@@ -143,7 +153,7 @@ func Parse(data []byte) (*Scenario, error) {
 		for j, m := range c {
 			pm, err := header.ParseMessage(m)
 			if err != nil {
-				return nil, errors.Wrapf(err, "scenario prefix %d, message %d", errors.Safe(i+1), errors.Safe(j+1))
+				return nil, asInvalid(errors.Wrapf(err, "scenario prefix %d, message %d", errors.Safe(i+1), errors.Safe(j+1)))
 			}
 			msgs = append(msgs, pm)
 		}
