@@ -88,7 +88,12 @@ func (l *Log) applyRound() error {
 		return nil
 	}
 	last := entries[len(entries)-1].lsn
+	var bytes int64
+	for i := range entries {
+		bytes += entries[i].size
+	}
 	l.obs.log.Debug("eventlog: apply round begins", "path", l.path, "records", len(entries), "lsn", last)
+	start := time.Now()
 	err := l.update(func(tx *bolt.Tx) error {
 		for i := range entries {
 			for j := range entries[i].ops {
@@ -100,6 +105,7 @@ func (l *Log) applyRound() error {
 		return putApplied(tx, last)
 	})
 	if err == nil {
+		l.obs.applied(start, bytes)
 		l.obs.log.Debug("eventlog: apply round committed", "path", l.path, "lsn", last)
 		l.tails.trim(last)
 		l.applied.Store(last)

@@ -25,6 +25,13 @@ const (
 	// writing its pages and meta page, each followed by fdatasync (with
 	// NoSync, the writes alone).
 	MetricSyncDuration = "sessionlog.store.sync.duration"
+	// MetricApplyDuration: one apply round, copying acknowledged writes
+	// from the write-ahead log into the bbolt tree in one transaction
+	// (its fdatasyncs included).
+	MetricApplyDuration = "sessionlog.store.apply.duration"
+	// MetricApplyBytes: the record bytes one apply round copied: how far
+	// the tree lagged behind the log.
+	MetricApplyBytes = "sessionlog.store.apply.bytes"
 	// MetricValidatorHits and MetricValidatorMisses count the lookups of
 	// a session's validation state in the cache; MetricValidatorReplays
 	// counts the misses that rebuilt it by replaying the stored events,
@@ -45,6 +52,8 @@ type observer struct {
 	commit metric.Float64Histogram
 	events metric.Int64Histogram
 	sync   metric.Float64Histogram
+	apply  metric.Float64Histogram
+	lag    metric.Int64Histogram
 }
 
 func newObserver(log *slog.Logger, mp metric.MeterProvider) *observer {
@@ -53,8 +62,18 @@ func newObserver(log *slog.Logger, mp metric.MeterProvider) *observer {
 	o.commit = k.Seconds(MetricCommitDuration, "time of one Create or Append until durable")
 	o.events = k.Histogram(MetricCommitEvents, "{event}", "events written by one group commit")
 	o.sync = k.Seconds(MetricSyncDuration, "time one log record or transaction spent writing and fdatasyncing")
+	o.apply = k.Seconds(MetricApplyDuration, "time of one apply round of the write-ahead log into the tree")
+	o.lag = k.Histogram(MetricApplyBytes, "By", "record bytes one apply round copied into the tree")
 	o.on = k.On()
 	return o
+}
+
+// applied records one apply round.
+func (o *observer) applied(t time.Time, bytes int64) {
+	if o.on {
+		o.apply.Record(context.Background(), observe.Since(t))
+		o.lag.Record(context.Background(), bytes)
+	}
 }
 
 func (o *observer) committed(ctx context.Context, t time.Time) {
