@@ -13,8 +13,8 @@ import (
 // (SPEC §2.2, §2.7).
 func TestDeps(t *testing.T) {
 	allowed := map[string]string{
-		"github.com/cockroachdb/errors":      "error classes (SPEC §11)",
-		"github.com/klauspost/compress/zstd": "compressed records (pure Go)",
+		"github.com/cockroachdb/errors":    "error classes (SPEC §11)",
+		"github.com/klauspost/compress/s2": "compressed records (pure Go)",
 	}
 	banned := map[string]string{
 		"testing":                           "test-only code in production",

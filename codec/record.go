@@ -10,7 +10,7 @@ import (
 // RecordVersion is the format-version byte of an uncompressed record:
 // every header and engine record, and event records EncodeEventRecord does
 // not compress. Part of the on-disk format: frozen. A record with a version
-// above RecordVersionZstd is refused as unsupported, never misread.
+// above RecordVersionS2 is refused as unsupported, never misread.
 const RecordVersion byte = 1
 
 // MaxRecord bounds a record's size when decoding (format byte, payload and
@@ -75,11 +75,11 @@ func Unframe(rec []byte, max int) ([]byte, error) {
 	switch v := rec[0]; {
 	case v == RecordVersion:
 		return body[1:], nil
-	case v == RecordVersionZstd:
+	case v == RecordVersionS2:
 		return inflate(body[1:], max-recordOverhead)
-	case v > RecordVersionZstd:
+	case v > RecordVersionS2:
 		return nil, unsupportedf("codec: record format version %d is newer than %d",
-			errors.Safe(v), errors.Safe(RecordVersionZstd))
+			errors.Safe(v), errors.Safe(RecordVersionS2))
 	default:
 		return nil, corruptf("codec: record format version %d is unknown", errors.Safe(v))
 	}

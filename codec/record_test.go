@@ -119,7 +119,7 @@ func TestRecordRefusals(t *testing.T) {
 	}{
 		{name: "good", rec: frame(1, good), want: "ok"},
 		{name: "version 3", rec: frame(3, good), want: "unsupported"},
-		{name: "version 2, not zstd", rec: frame(2, good), want: "corrupt"},
+		{name: "version 2, not s2", rec: frame(2, good), want: "corrupt"},
 		{name: "version 255", rec: frame(255, good), want: "unsupported"},
 		{name: "version 0", rec: frame(0, good), want: "corrupt"},
 		{name: "empty payload", rec: frame(1, nil), want: "corrupt"},

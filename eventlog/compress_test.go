@@ -60,7 +60,7 @@ func TestCompressedExport(t *testing.T) {
 			}
 			compressed := 0
 			if err := l.Records(ctx, h.ID, 0, func(_ int64, rec []byte) error {
-				if rec[0] == codec.RecordVersionZstd {
+				if rec[0] == codec.RecordVersionS2 {
 					compressed++
 				}
 				return nil

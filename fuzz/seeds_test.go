@@ -93,7 +93,7 @@ func eventRecord(js []byte) []byte {
 	if err != nil {
 		return nil
 	}
-	if r := codec.EncodeEventRecord(nil, mp); r[0] == codec.RecordVersionZstd {
+	if r := codec.EncodeEventRecord(nil, mp); r[0] == codec.RecordVersionS2 {
 		return r
 	}
 	return nil
