@@ -36,9 +36,10 @@
 // payload, and a CRC32C (Castagnoli, big-endian) over both. Header and
 // engine records are version 1 (codec.EncodeRecord); event records are
 // written by codec.EncodeEventRecord, which stores a payload of 32 bytes or
-// more as a zstd frame (version 2) when that is smaller. Version 2 records
-// need store format 2: a program that knows only format 1 refuses such a
-// store (ErrUnsupported) rather than misread it.
+// more as an S2 block with codec's dictionary (version 2) when that is
+// smaller. Version 2 records need store format 2: a program that knows
+// only format 1 refuses such a store (ErrUnsupported) rather than misread
+// it.
 // bbolt checksums only its meta pages, so the record CRC is what detects a
 // damaged data page. bbolt trusts the structure of its pages (element
 // offsets and sizes, page ids), and reading a damaged one can fault or,

@@ -293,9 +293,9 @@ func (r *report) writeVerify(b *strings.Builder) {
 
 func (r *report) writeCodec(b *strings.Builder) {
 	b.WriteString("## Codec against encoding/json\n\n")
-	b.WriteString("Decode is `codec.DecodeRecord` + `codec.DecodeEvent` of the stored record (CRC check, zstd\n" +
+	b.WriteString("Decode is `codec.DecodeRecord` + `codec.DecodeEvent` of the stored record (CRC check, S2\n" +
 		"decompression, strict decode, typed view) against `json.Unmarshal` of the line into Go structs that mirror\n" +
-		"the same fields. Encode is `codec.FromJSON` + `codec.EncodeEventRecord` (zstd compression) of the line\n" +
+		"the same fields. Encode is `codec.FromJSON` + `codec.EncodeEventRecord` (S2 compression) of the line\n" +
 		"(buffers reused) against `json.Marshal` of the\n" +
 		"decoded structs. Each round times the two sides interleaved, in alternating batches of at least " + dur(r.cfg.slice) + ",\n" +
 		"until each has run " + dur(r.cfg.minTime) + ". Encode is not like for like: the codec reads and checks JSON text,\n" +
@@ -319,7 +319,7 @@ func (r *report) writeCodec(b *strings.Builder) {
 func (r *report) writeSpace(b *strings.Builder) {
 	b.WriteString("## Bytes on disk\n\n")
 	b.WriteString("Per event: the JSONL line with its newline (for a generated session, the whole file ÷ its events);\n" +
-		"the stored record (the msgpack payload, a zstd frame of it when that is smaller, and the 5-byte frame);\n" +
+		"the stored record (the msgpack payload, an S2 block of it when that is smaller, and the 5-byte frame);\n" +
 		"the bbolt pages the store needs (its high-water mark, pages in use or free); and the file, which bbolt\n" +
 		"grows up to 1 MiB ahead of need. The generated sessions were imported, one per store; the DSH corpus\n" +
 		"row is every session file of ../shared/testdata/dsh that DSH accepts, imported into one store, against\n" +
