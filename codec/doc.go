@@ -27,35 +27,41 @@
 //	       | 1 byte | image of the value   | noli) of ver‖    |
 //	       |        | (n bytes)            | payload, BE u32  |
 //	       +--------+----------------------+------------------+
-//	       | ver=2  | one zstd frame of    | CRC32C of ver‖   |
-//	       | 1 byte | the payload (n bytes)| frame, BE u32    |
+//	       | ver=2  | one S2 block of the  | CRC32C of ver‖   |
+//	       | 1 byte | payload (n bytes)    | block, BE u32    |
 //	       +--------+----------------------+------------------+
 //
 // EncodeRecord writes version 1: header records and the store's engine
 // records, whose bytes are fixed (the chain hash starts from the framed
 // header record, SPEC §8.2). EncodeEventRecord writes an event's record:
 // version 2 when its payload has at least CompressMin (32) bytes and the
-// zstd frame is smaller, else version 1. The frame is single-segment,
-// declares its content size and the id of the dictionary embedded in this
-// package (zstd.dict, DictionaryID; trained on generated sessions only,
-// frozen), has no xxhash (the CRC32C covers it), and is written at
-// SpeedFastest with literals left raw: the same payload always gives the
-// same bytes. CompressMin and zstdLevel give the measurements behind these
-// choices: records of 0.361× JSONL for the 100,000-event generated session
-// and 0.509× for the DSH corpus, against 0.801× and 0.851× uncompressed.
-// DecodeRecord reads both versions: a version 1 payload aliases the record
-// (no allocation), a version 2 one is decompressed into a new buffer after
-// its declared size is checked against MaxRecord, so a frame that claims a
-// huge size, or decodes to more or less than it claims, is ErrCorrupt and
-// never an allocation of that size. The chain hash covers payloads, not
-// records, so compression changes no chain.
+// S2 block is smaller, else version 1. The block is S2's block format (a
+// uvarint of the decoded length, then literals and copies; no framing, no
+// checksum of its own: the CRC32C covers it), written by
+// (*s2.Dict).Encode with the dictionary embedded in this package (s2.dict;
+// built from generated sessions only, frozen): the same payload always
+// gives the same bytes. Records are 0.332× JSONL for the 100,000-event
+// generated session and 0.505× for the DSH corpus, against 0.801× and
+// 0.851× uncompressed. DecodeRecord reads both versions: a version 1
+// payload aliases the record (no allocation), a version 2 one is
+// decompressed into a new buffer after its declared length is checked
+// against MaxRecord, so a block that claims a huge size, or decodes to
+// more or less than it claims, is ErrCorrupt and never an allocation of
+// that size. The chain hash covers payloads, not records, so compression
+// changes no chain.
 //
-// Compression costs time on both sides (logbench, 2026-12-01, load
-// average ~9 on 2 cores): decompressing is about as costly as validating,
-// so decode is 2.51× faster than encoding/json for a 1 KB assistant/message
-// and 1.74× for a 154-byte chunk (3.38× and 3.62× uncompressed), and
-// EncodeEventRecord takes ~5 µs for the message, ~2 µs for the chunk
-// (the encoder resets its dictionary state on every call).
+// Compression costs decode 15–20% (logbench, 2026-12-01 17:22 UTC, load
+// average 5.8 falling to 3.5 on 2 cores, 9 rounds): decode is 2.53×
+// (2.47–2.68) faster than encoding/json for a 1 KB assistant/message and
+// 2.54× for a 154-byte chunk; the same build writing only version 1
+// records, a minute later, gave 3.24× and 3.11×. Of a message's decode, S2
+// takes ~350 ns (the block and its buffer); ValidateValue and DecodeEvent
+// take the rest, as for version 1. EncodeEventRecord adds ~1.4 µs to
+// encoding the message, ~0.8 µs to the chunk. The zstd frames this format
+// version first used (same dictionary size and training data,
+// SpeedFastest, literals raw) made records of 0.361× and 0.506× JSONL,
+// decoded 2.51× and 1.74× faster than encoding/json and took ~5 µs to
+// encode the message: zstd's per-frame setup dominates a 100-byte event.
 //
 // The JSON key names are the permanent storage tags of events: an event
 // record's payload is a map with the keys type, seq, time, data and, on
