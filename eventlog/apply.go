@@ -236,7 +236,10 @@ func (l *Log) openWAL() error {
 	if l.readOnly {
 		rep, err = wal.Read(dir, applied, replay)
 	} else {
-		l.wal, rep, err = wal.Open(dir, applied, wal.Options{SegmentSize: l.opts.WAL.SegmentSize, NoSync: l.opts.NoSync}, replay)
+		onCut := func(name string) {
+			l.obs.log.Debug("eventlog: write-ahead log segment started", "path", l.path, "segment", name)
+		}
+		l.wal, rep, err = wal.Open(dir, applied, wal.Options{SegmentSize: l.opts.WAL.SegmentSize, NoSync: l.opts.NoSync, OnCut: onCut}, replay)
 	}
 	if err != nil {
 		return walError(err, dir)

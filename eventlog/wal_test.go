@@ -1,12 +1,15 @@
 package eventlog_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -472,5 +475,29 @@ func TestWALEmptyDir(t *testing.T) {
 		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestWALDebugLines: apply rounds and segment cuts log at Debug, the
+// lines the crash proofs classify their kills by.
+func TestWALDebugLines(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	l, err := eventlog.Open(filepath.Join(t.TempDir(), "sessions.db"),
+		&eventlog.Options{Logger: log, NewValidator: rebuild.NewValidator, WAL: eventlog.WALOptions{SegmentSize: 4096}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeSessions(t, l, "dbg", 4, 8)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"eventlog: apply round begins", "eventlog: apply round committed", "eventlog: write-ahead log segment started"} {
+		if n := strings.Count(buf.String(), line); n == 0 {
+			t.Errorf("no %q line in the log:\n%s", line, buf.String())
+		}
+	}
+	if n := strings.Count(buf.String(), "eventlog: write-ahead log segment started"); n < 2 {
+		t.Errorf("%d segment cuts logged for 4 KiB segments: want several", n)
 	}
 }
