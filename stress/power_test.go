@@ -88,6 +88,13 @@ func TestPowerCut(t *testing.T) {
 	if r.tot.closerBatches == 0 {
 		t.Errorf("no crashed turn was closed after a cut")
 	}
+	if cuts >= crashClassKills {
+		for _, k := range []string{killMidWrite, killMidApply, killMidCut} {
+			if r.byClass[k] == 0 {
+				t.Errorf("no cut %s of the write-ahead log in %d cuts (%s)", k, cuts, r.classes())
+			}
+		}
+	}
 	// Then nothing lost, nothing wrongly refused.
 	if r.tot.lost != 0 {
 		t.Errorf("%d acknowledged events lost to power cuts", r.tot.lost)
@@ -243,6 +250,7 @@ func (p *powerRun) report(took time.Duration) {
 		p.cuts, p.byMode[powerfs.Drop], p.byMode[powerfs.Tear], p.byMode[powerfs.Reorder], p.losing, c.durable, c.lost, p.wrong, p.refused,
 		p.writeKills.Load(), c.closers, c.closerBatches, c.forks, c.imports, p.tot.Sectors, p.tot.Lost, p.tot.Kept, p.tot.Resized,
 		p.tot.Removed, p.tot.Restored, p.stats.Writes, p.stats.Truncates, p.stats.FileSyncs, p.stats.DirSyncs, p.stats.NameChanges, took.Seconds())
+	line += " " + p.r.classes()
 	p.t.Log(line)
 	if path := os.Getenv("STRESS_REPORT"); path != "" {
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
