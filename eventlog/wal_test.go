@@ -186,6 +186,11 @@ func TestWALReplay(t *testing.T) {
 	if rep := ro.WALReport(); rep.Records == 0 {
 		t.Fatalf("read-only Open read no log record: %+v", rep)
 	}
+	// Two creations, six appends to them and one to a00, each its own
+	// record: all past what the tree holds.
+	if n := ro.WALReplayed(); n != 9 {
+		t.Fatalf("read-only Open found %d records to replay, want 9", n)
+	}
 	wantSessions(t, ro, want)
 	if err := ro.Close(); err != nil {
 		t.Fatal(err)
@@ -200,6 +205,9 @@ func TestWALReplay(t *testing.T) {
 	}
 	if eventlog.Unapplied(l) != 0 {
 		t.Fatalf("a read-write Open left %d bytes unapplied", eventlog.Unapplied(l))
+	}
+	if n := l.WALReplayed(); n != 9 {
+		t.Fatalf("read-write Open replayed %d records, want 9", n)
 	}
 	wantSessions(t, l, want)
 	// The validation state of a replayed session is whole: the next
@@ -220,6 +228,9 @@ func TestWALReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
+	if n := ro.WALReplayed(); n != 0 {
+		t.Fatalf("Open of a closed store replayed %d records", n)
+	}
 	wantSessions(t, ro, want)
 }
 
