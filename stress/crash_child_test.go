@@ -268,13 +268,18 @@ var _ loop.Store = (*durable)(nil)
 // childWAL is the write-ahead log of a crash child on a bbolt store:
 // three children in four cut small segments and apply in short, small
 // rounds, so that kills land mid-apply and mid-cut as well as mid-write;
-// the fourth keeps the defaults.
+// the fourth keeps the defaults. envSegment, when set, is the small
+// segment size (TestPowerCut's children write less, and cut smaller).
 func childWAL(seed int64) eventlog.WALOptions {
 	if seed%4 == 3 {
 		return eventlog.WALOptions{}
 	}
+	size := int64(crashSegmentSize)
+	if v, err := strconv.ParseInt(os.Getenv(envSegment), 10, 64); err == nil {
+		size = v
+	}
 	return eventlog.WALOptions{
-		SegmentSize:   crashSegmentSize,
+		SegmentSize:   size,
 		ApplyInterval: crashApplyMin + time.Duration(seed%int64(crashApplyMax-crashApplyMin)),
 		ApplyBytes:    crashApplyBytes,
 	}

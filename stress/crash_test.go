@@ -267,10 +267,11 @@ type roundLog struct {
 	// The child's write-ahead log, as its wal lines tell (walLines):
 	// applying is set from an apply round's start to its commit, cutting
 	// from a segment cut to the next durable line (the first write into
-	// the new segment acknowledged, or another session's); rounds and
-	// cuts count them.
-	applying, cutting bool
-	rounds, cuts      int
+	// the new segment acknowledged, or another session's); firstCut the
+	// same for the child's first segment, which its first write cuts;
+	// rounds and cuts count them.
+	applying, cutting, firstCut bool
+	rounds, cuts                int
 }
 
 // Kill classes: what the child was doing when it was killed, as far as
@@ -279,7 +280,10 @@ type roundLog struct {
 const (
 	killMidWrite = "mid-write" // writes in flight, no apply round, no cut
 	killMidApply = "mid-apply" // an apply round begun, not committed
-	killMidCut   = "mid-cut"   // a segment cut begun, nothing acknowledged since
+	killMidCut   = "mid-cut"   // a cut of a full segment begun, nothing acknowledged since
+	// The child's first write cuts its first segment: a kill there is
+	// counted apart, since it is also a kill right after the start.
+	killMidFirstCut = "mid-first-cut"
 )
 
 // class is the kill's class by what the child said last.
@@ -289,6 +293,8 @@ func (l *roundLog) class() string {
 		return killMidCut
 	case l.applying:
 		return killMidApply
+	case l.firstCut:
+		return killMidFirstCut
 	}
 	return killMidWrite
 }
@@ -311,7 +317,7 @@ func (l *roundLog) add(t *testing.T, line string) {
 		}
 		m[seq] = f[3]
 		l.lines++
-		l.cutting = false
+		l.cutting, l.firstCut = false, false
 	case len(f) == 2 && f[0] == "wal":
 		switch f[1] {
 		case "apply-begin":
@@ -320,8 +326,8 @@ func (l *roundLog) add(t *testing.T, line string) {
 		case "apply-commit":
 			l.applying = false
 		case "cut":
-			l.cutting = true
 			l.cuts++
+			l.cutting, l.firstCut = l.cuts > 1, l.cuts == 1
 		}
 	case len(f) == 3 && f[0] == "commits":
 		l.txs, _ = strconv.ParseInt(f[1], 10, 64)
@@ -401,7 +407,7 @@ func (r *crashRun) round(n int) {
 		if byLines > 0 && log.lines >= byLines && time.Since(started) >= crashMinDelay {
 			break
 		}
-		if at != "" && line == "wal "+at && time.Since(started) >= crashMinDelay {
+		if at != "" && line == "wal "+at && (at != "cut" || log.cuts > 1) && time.Since(started) >= crashMinDelay {
 			break
 		}
 	}
@@ -583,6 +589,6 @@ func (r *crashRun) report(took time.Duration) {
 // classes says how the kills landed in the write-ahead log, for the
 // summary line.
 func (r *crashRun) classes() string {
-	return fmt.Sprintf("kills_mid_write=%d kills_mid_apply=%d kills_mid_cut=%d apply_rounds=%d segment_cuts=%d",
-		r.byClass[killMidWrite], r.byClass[killMidApply], r.byClass[killMidCut], r.walRounds, r.walCuts)
+	return fmt.Sprintf("kills_mid_write=%d kills_mid_apply=%d kills_mid_cut=%d kills_mid_first_cut=%d apply_rounds=%d segment_cuts=%d",
+		r.byClass[killMidWrite], r.byClass[killMidApply], r.byClass[killMidCut], r.byClass[killMidFirstCut], r.walRounds, r.walCuts)
 }

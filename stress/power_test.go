@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,6 +27,10 @@ const powerShortCuts = 24
 // after 1..powerKillWrites writes (a child writes 50 to 150 in a round, more
 // than that when its kill is timed late).
 const powerKillWrites = 50
+
+// powerSegmentSize is the write-ahead log segment size of most children
+// (childWAL).
+const powerSegmentSize = 8 << 10
 
 // powerHooks let crashRun's rounds run on a power-loss mount: mount before
 // the child starts (it returns the store path for the child), cut after it
@@ -54,6 +59,9 @@ func TestPowerCut(t *testing.T) {
 	r := newCrashRun(t, filepath.Join(p.disk, "sessions.db"), seed)
 	r.power = p
 	p.r = r
+	// Children killed after a few dozen writes write little: small
+	// segments, so that cuts of full segments happen and get cut into.
+	r.env = append(r.env, envSegment+"="+strconv.Itoa(powerSegmentSize))
 	start := time.Now()
 	for round := 0; round < int(cuts) && !t.Failed(); round++ {
 		r.round(round)
