@@ -113,8 +113,10 @@ func TestCorruptWAL(t *testing.T) {
 			flips = append(flips, flip{i, rng.Int64N(limit)})
 		}
 	}
-	for range walSweepZeros {
-		flips = append(flips, flip{lastSeg, end + rng.Int64N(s.sizes[lastSeg]-end)})
+	if zeros := s.sizes[lastSeg] - end; zeros > 0 { // the preallocated zeros after the last record
+		for range walSweepZeros {
+			flips = append(flips, flip{lastSeg, end + rng.Int64N(zeros)})
+		}
 	}
 
 	outcomes := map[string]int{}
