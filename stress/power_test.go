@@ -30,7 +30,7 @@ const powerKillWrites = 50
 
 // powerSegmentSize is the write-ahead log segment size of most children
 // (childWAL).
-const powerSegmentSize = 8 << 10
+const powerSegmentSize = 4 << 10
 
 // powerHooks let crashRun's rounds run on a power-loss mount: mount before
 // the child starts (it returns the store path for the child), cut after it
