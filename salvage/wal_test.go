@@ -73,7 +73,7 @@ func crashedStore(t *testing.T) (string, map[string][][]byte) {
 		t.Fatal(err)
 	}
 	l, err = eventlog.Open(work, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator,
-		WAL: eventlog.WALOptions{SegmentSize: 16 << 10, ApplyInterval: time.Hour, ApplyBytes: 1 << 40}})
+		WAL: eventlog.WALOptions{SegmentSize: 4 << 10, ApplyInterval: time.Hour, ApplyBytes: 1 << 40}})
 	if err != nil {
 		t.Fatal(err)
 	}

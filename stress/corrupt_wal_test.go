@@ -26,7 +26,7 @@ import (
 // The WAL sweep (TestCorruptWAL) damages the write-ahead log of a store
 // that a crash left with unapplied writes.
 const (
-	walSweepSegment = 8 << 10 // the subject's segment size: several segments
+	walSweepSegment = 4 << 10 // the subject's segment size: several segments
 	walSweepSample  = 40      // random flips of the short form, besides the last record and the headers
 	walSweepPayload = 16      // flips of the short form in the last record's payload, about
 	walSweepZeros   = 8       // flips in the preallocated zeros after the last record

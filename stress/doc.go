@@ -192,7 +192,7 @@
 //
 // TestCorruptWAL (corrupt_wal_test.go) damages the write-ahead log of a
 // store a crash left with unapplied writes (creations, and appends
-// continuing sessions of the tree, in three 8 KiB segments): it flips
+// continuing sessions of the tree, in four 4 KiB segments): it flips
 // bytes of the segment files, and truncates or zeroes the last record at
 // many offsets (torn tails). Each probe opens the store read-only, then
 // read-write (which applies the log), reads every session each time, and
