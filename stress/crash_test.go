@@ -55,7 +55,7 @@ const (
 	// Three crash children in four write to a write-ahead log of
 	// crashSegmentSize segments and apply it every crashApplyMin..
 	// crashApplyMax or at crashApplyBytes (childWAL).
-	crashSegmentSize = 16 << 10
+	crashSegmentSize = 8 << 10
 	crashApplyMin    = 2 * time.Millisecond
 	crashApplyMax    = 20 * time.Millisecond
 	crashApplyBytes  = 32 << 10

@@ -31,7 +31,7 @@
 //
 // The store acknowledges a write once its write-ahead log record is
 // synced, and an applier copies the log into the bbolt tree in rounds
-// (eventlog's package doc). Three children in four run it small: 16 KiB
+// (eventlog's package doc). Three children in four run it small: 8 KiB
 // segments (4 KiB under TestPowerCut) and an apply round every 2–20 ms or
 // at 32 KiB, so that rounds and segment cuts are frequent; the fourth
 // keeps the defaults. The child's store logs each apply round's start and
