@@ -9,6 +9,9 @@
 #   3. corruption sweep: the full structural sweep (-sweep.full: 2000
 #      random flips and every byte of the structure that locates sessions
 #      and records, the meta records, salvage) under the race detector.
+#   4. write-ahead log sweep: every byte of the segments of a log with
+#      unapplied writes flipped, and the last record truncated at each of
+#      its offsets (TestCorruptWAL -sweep.full) under the race detector.
 #
 # Run it from anywhere in the repository. PROOFS_SKIP_CORPUS_CHECK=1 skips
 # step 1 (a user's clone has no ../shared). Each step prints its wall time
@@ -45,3 +48,5 @@ step "crash-kill, $kills kills (-race)" \
 	env STRESS_KILLS="$kills" go test -race -count=1 -timeout 30m -run '^TestCrash$' -v ./stress
 step "corruption sweep, full (-race)" \
 	go test -race -count=1 -timeout 45m -run '^TestCorrupt$' -v ./stress -sweep.full
+step "write-ahead log sweep, full (-race)" \
+	go test -race -count=1 -timeout 45m -run '^TestCorruptWAL$' -v ./stress -sweep.full

@@ -231,12 +231,16 @@ func (l *Log) openWAL() error {
 			return err
 		}
 		l.tails.add(e)
+		l.walReplayed++
 		return nil
 	}
 	if l.readOnly {
 		rep, err = wal.Read(dir, applied, replay)
 	} else {
-		l.wal, rep, err = wal.Open(dir, applied, wal.Options{SegmentSize: l.opts.WAL.SegmentSize, NoSync: l.opts.NoSync}, replay)
+		onCut := func(name string) {
+			l.obs.log.Debug("eventlog: write-ahead log segment started", "path", l.path, "segment", name)
+		}
+		l.wal, rep, err = wal.Open(dir, applied, wal.Options{SegmentSize: l.opts.WAL.SegmentSize, NoSync: l.opts.NoSync, OnCut: onCut}, replay)
 	}
 	if err != nil {
 		return walError(err, dir)
@@ -283,6 +287,11 @@ func (l *Log) closeWAL() error {
 // WALReport says what the last Open found in the write-ahead log: the
 // records present and any torn tail it dropped.
 func (l *Log) WALReport() wal.Report { return l.walReport }
+
+// WALReplayed is the number of write-ahead log records the last Open
+// found past what the tree holds: a read-write Open applied them, a
+// read-only one holds them in memory.
+func (l *Log) WALReplayed() int { return l.walReplayed }
 
 // walExists reports whether path's write-ahead log directory exists.
 func walExists(path string) bool {

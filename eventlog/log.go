@@ -51,6 +51,7 @@ type Log struct {
 	wal         *wal.WAL
 	walBuf      []byte
 	walReport   wal.Report
+	walReplayed int // records past meta/wal that Open found
 	tails       *tails
 	applied     atomic.Uint64
 	applyKick   chan struct{}

@@ -18,7 +18,9 @@ import (
 // everything the tail no longer holds (every seq below F) in the tree.
 //
 // Records, head records and header records in the tail are immutable:
-// readers keep slices of them without copying.
+// readers keep slices of them without copying. So is the array of a
+// session's record slices as far as a view reaches: trim gives the tail a
+// new array rather than clearing the old one under a reader.
 
 // walOp is one write of a write-ahead log record: a session's creation or
 // an append to it.
@@ -195,9 +197,10 @@ func (t *tails) trim(lsn uint64) {
 			if op.headerRec != nil {
 				tl.headerRec = nil
 			}
+			// A new array, never clear(tl.recs[:n]): readers' views
+			// (view) share the old one and may still be reading it.
 			n := min(len(op.recs), len(tl.recs))
-			clear(tl.recs[:n])
-			tl.recs = tl.recs[n:]
+			tl.recs = append([][]byte(nil), tl.recs[n:]...)
 			tl.first += int64(n)
 		}
 		t.bytes -= e.size

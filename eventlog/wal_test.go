@@ -1,12 +1,15 @@
 package eventlog_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -183,6 +186,11 @@ func TestWALReplay(t *testing.T) {
 	if rep := ro.WALReport(); rep.Records == 0 {
 		t.Fatalf("read-only Open read no log record: %+v", rep)
 	}
+	// Two creations, six appends to them and one to a00, each its own
+	// record: all past what the tree holds.
+	if n := ro.WALReplayed(); n != 9 {
+		t.Fatalf("read-only Open found %d records to replay, want 9", n)
+	}
 	wantSessions(t, ro, want)
 	if err := ro.Close(); err != nil {
 		t.Fatal(err)
@@ -197,6 +205,9 @@ func TestWALReplay(t *testing.T) {
 	}
 	if eventlog.Unapplied(l) != 0 {
 		t.Fatalf("a read-write Open left %d bytes unapplied", eventlog.Unapplied(l))
+	}
+	if n := l.WALReplayed(); n != 9 {
+		t.Fatalf("read-write Open replayed %d records, want 9", n)
 	}
 	wantSessions(t, l, want)
 	// The validation state of a replayed session is whole: the next
@@ -217,6 +228,9 @@ func TestWALReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
+	if n := ro.WALReplayed(); n != 0 {
+		t.Fatalf("Open of a closed store replayed %d records", n)
+	}
 	wantSessions(t, ro, want)
 }
 
@@ -472,5 +486,29 @@ func TestWALEmptyDir(t *testing.T) {
 		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestWALDebugLines: apply rounds and segment cuts log at Debug, the
+// lines the crash proofs classify their kills by.
+func TestWALDebugLines(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	l, err := eventlog.Open(filepath.Join(t.TempDir(), "sessions.db"),
+		&eventlog.Options{Logger: log, NewValidator: rebuild.NewValidator, WAL: eventlog.WALOptions{SegmentSize: 4096}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeSessions(t, l, "dbg", 4, 8)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"eventlog: apply round begins", "eventlog: apply round committed", "eventlog: write-ahead log segment started"} {
+		if n := strings.Count(buf.String(), line); n == 0 {
+			t.Errorf("no %q line in the log:\n%s", line, buf.String())
+		}
+	}
+	if n := strings.Count(buf.String(), "eventlog: write-ahead log segment started"); n < 2 {
+		t.Errorf("%d segment cuts logged for 4 KiB segments: want several", n)
 	}
 }

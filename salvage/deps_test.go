@@ -16,6 +16,7 @@ func TestDeps(t *testing.T) {
 		"github.com/sessionlog/sessionlog/codec":           "records and events",
 		"github.com/sessionlog/sessionlog/eventlog":        "the store",
 		"github.com/sessionlog/sessionlog/eventlog/layout": "the store's layout, read directly",
+		"github.com/sessionlog/sessionlog/eventlog/wal":    "the write-ahead log's segments, listed",
 		"github.com/sessionlog/sessionlog/rebuild":         "the fold that decides what still verifies",
 	}
 	banned := map[string]string{

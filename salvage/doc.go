@@ -32,6 +32,19 @@
 // time, and Fallback combines the two: eventlog's reader first, File
 // where it fails. Open opens a store that way, as logtool salvage does.
 //
+// # The write-ahead log
+//
+// A store a crash left behind may hold acknowledged writes in its
+// write-ahead log only. eventlog's reader replays them itself; Open lays
+// them over the File too (ReadWAL, WAL.Over): a session the log creates
+// is read from the log alone, one it appends to reads the tree below the
+// log's first seq for it and the log from there, with the log's newest
+// head, and the copy checks them as any records (an append that does not
+// continue the tree is a gap, a chain hash that does not continue the
+// tree's is a Chain cause). A damaged log makes eventlog refuse the
+// store; the File then reads the log up to the damage, and Store.WAL
+// names the segment and offset where the writes after it were lost.
+//
 // # Damage that crashes bbolt
 //
 // bbolt trusts its data pages: a damaged one can make it panic, or fault

@@ -153,6 +153,11 @@ type Store struct {
 	// last commit may be lost; nothing in the data tells). nil when the
 	// meta pages check out or eventlog.Open refused the store.
 	Meta error
+	// WAL is what Open read of the store's write-ahead log, laid over the
+	// File (the eventlog reader replays the log itself); WAL.Damage is
+	// set when the log is damaged, and the writes after the damage are
+	// lost.
+	WAL  *WAL
 	log  *eventlog.Log
 	file *File
 }
@@ -173,15 +178,19 @@ func Open(path string, opts *FileOptions) (*Store, error) {
 		return nil, lerr
 	}
 	file, ferr := OpenFile(path, &o)
-	s := &Store{log: log, file: file}
+	w, werr := ReadWAL(path)
+	s := &Store{log: log, file: file, WAL: w}
+	if werr != nil {
+		s.Warnings = append(s.Warnings, errors.Wrap(werr, "salvage: the write-ahead log cannot be read; its writes are lost"))
+	}
 	switch {
 	case lerr == nil && ferr == nil:
-		s.Source = Fallback(log, file)
+		s.Source = Fallback(log, w.Over(file))
 	case lerr == nil:
 		s.Source = log
 		s.Warnings = append(s.Warnings, errors.Wrap(ferr, "salvage: no second reader"))
 	case ferr == nil:
-		s.Source = file
+		s.Source = w.Over(file)
 		s.Warnings = append(s.Warnings, errors.Wrap(lerr, "salvage: the store does not open as a whole; reading it session by session"))
 	default:
 		return nil, lerr
@@ -195,12 +204,17 @@ func Open(path string, opts *FileOptions) (*Store, error) {
 	return s, nil
 }
 
-// Notes lists what the File found under damaged keys (see File.Notes).
+// Notes lists what the File found under damaged keys (see File.Notes),
+// and what the write-ahead log's read noted (WAL.Notes).
 func (s *Store) Notes() []string {
-	if s.file == nil {
-		return nil
+	var out []string
+	if s.file != nil {
+		out = s.file.Notes()
 	}
-	return s.file.Notes()
+	if s.WAL != nil {
+		out = append(out, s.WAL.Notes()...)
+	}
+	return out
 }
 
 // Close closes what Open opened.

@@ -27,6 +27,9 @@ const (
 	// the checks of a run fire (crash_sabotage_test.go): "stall" makes a
 	// crash child block right after its start line.
 	envSabotage = "SESSIONLOG_STRESS_SABOTAGE"
+	// envSegment sets the small write-ahead log segment size of a crash
+	// child (childWAL).
+	envSegment = "SESSIONLOG_STRESS_WAL_SEGMENT"
 )
 
 // childLimit is how long a child lives at most: it is killed or told to

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/pglog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/loop"
 )
@@ -39,12 +42,18 @@ func TestCrashChild(t *testing.T) {
 		// sessions, so appends keep rebuilding them from the store.
 		opts.ValidatorCache = crashSmallCache
 	}
-	st, err := openTarget(os.Getenv(envStore), opts)
+	d := &durable{w: os.Stdout}
+	target := os.Getenv(envStore)
+	if !pglog.IsURL(target) {
+		opts.WAL = childWAL(seed)
+		opts.Logger = slog.New(walLines{d})
+	}
+	st, err := openTarget(target, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	d := &durable{store: st, w: os.Stdout}
+	d.store = st
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	watchStdin(cancel)
@@ -255,3 +264,55 @@ func (d *durable) say(b []byte) error {
 }
 
 var _ loop.Store = (*durable)(nil)
+
+// childWAL is the write-ahead log of a crash child on a bbolt store:
+// three children in four cut small segments and apply in short, small
+// rounds, so that kills land mid-apply and mid-cut as well as mid-write;
+// the fourth keeps the defaults. envSegment, when set, is the small
+// segment size (TestPowerCut's children write less, and cut smaller).
+func childWAL(seed int64) eventlog.WALOptions {
+	if seed%4 == 3 {
+		return eventlog.WALOptions{}
+	}
+	size := int64(crashSegmentSize)
+	if v, err := strconv.ParseInt(os.Getenv(envSegment), 10, 64); err == nil {
+		size = v
+	}
+	return eventlog.WALOptions{
+		SegmentSize:   size,
+		ApplyInterval: crashApplyMin + time.Duration(seed%int64(crashApplyMax-crashApplyMin)),
+		ApplyBytes:    crashApplyBytes,
+	}
+}
+
+// walLines is the slog handler of a crash child's store: it reports the
+// store's apply rounds and segment cuts (its Debug lines) to the parent,
+// in the stream of durable lines, so that the parent can tell what the
+// child was doing when it was killed:
+//
+//	wal apply-begin
+//	wal apply-commit
+//	wal cut
+//
+// Other lines go to stderr.
+type walLines struct{ d *durable }
+
+func (walLines) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h walLines) Handle(_ context.Context, r slog.Record) error {
+	switch r.Message {
+	case "eventlog: apply round begins":
+		return h.d.say([]byte("wal apply-begin\n"))
+	case "eventlog: apply round committed":
+		return h.d.say([]byte("wal apply-commit\n"))
+	case "eventlog: write-ahead log segment started":
+		return h.d.say([]byte("wal cut\n"))
+	}
+	if r.Level >= slog.LevelInfo {
+		fmt.Fprintf(os.Stderr, "%s %s\n", r.Level, r.Message)
+	}
+	return nil
+}
+
+func (h walLines) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h walLines) WithGroup(string) slog.Handler      { return h }

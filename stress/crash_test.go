@@ -52,6 +52,16 @@ const (
 	// that averages fewer did not load the store (the children ran
 	// ~250 per kill when this was set).
 	crashDurablePerKill = 20
+	// Three crash children in four write to a write-ahead log of
+	// crashSegmentSize segments and apply it every crashApplyMin..
+	// crashApplyMax or at crashApplyBytes (childWAL).
+	crashSegmentSize = 8 << 10
+	crashApplyMin    = 2 * time.Millisecond
+	crashApplyMax    = 20 * time.Millisecond
+	crashApplyBytes  = 32 << 10
+	// A run of at least crashClassKills kills on a bbolt store fails unless
+	// each kill class (mid-write, mid-apply, mid-cut) has kills.
+	crashClassKills = 50
 )
 
 // TestCrash kills a child process that drives the loop on several
@@ -98,6 +108,8 @@ func newCrashRun(t *testing.T, path string, seed int64) *crashRun {
 		leftOpen: map[string]openState{},
 		tot:      crashTotals{types: map[string]int64{}},
 		minKill:  time.Hour,
+		byClass:  map[string]int{},
+		killAt:   !pglog.IsURL(path),
 	}
 	for range crashSessions {
 		r.ids = append(r.ids, r.newID())
@@ -128,6 +140,13 @@ func (r *crashRun) idle() []string {
 		{"imports", c.imports}, {"compactions", c.types[codec.TypeCompactSummary]}} {
 		if n.n <= 0 {
 			out = append(out, fmt.Sprintf("no %s in %d kills: the run proved nothing about them", n.what, r.kills))
+		}
+	}
+	if r.killAt && r.kills >= crashClassKills {
+		for _, k := range []string{killMidWrite, killMidApply, killMidCut} {
+			if r.byClass[k] == 0 {
+				out = append(out, fmt.Sprintf("no kill %s of the write-ahead log in %d kills (%s)", k, r.kills, r.classes()))
+			}
 		}
 	}
 	if r.kills == 0 {
@@ -168,6 +187,13 @@ type crashRun struct {
 	// env is added to every child's environment.
 	env []string
 
+	// killAt makes the kill of a share of the rounds wait for the child's
+	// next apply round or segment cut (at most crashMaxDelay), so that
+	// kills land there; byClass counts the kills by class (roundLog.class),
+	// walRounds and walCuts the apply rounds and cuts the children logged.
+	killAt                    bool
+	byClass                   map[string]int
+	walRounds, walCuts        int
 	tot                       crashTotals
 	kills, byLines, retired   int
 	selfExits                 int // children that died of a server crash before the kill
@@ -238,6 +264,39 @@ type roundLog struct {
 	staged      map[string]bool // sessions reported forked or imported
 	// forked and imported are set once a fork, an import was reported.
 	forked, imported bool
+	// The child's write-ahead log, as its wal lines tell (walLines):
+	// applying is set from an apply round's start to its commit, cutting
+	// from a segment cut to the next durable line (the first write into
+	// the new segment acknowledged, or another session's); firstCut the
+	// same for the child's first segment, which its first write cuts;
+	// rounds and cuts count them.
+	applying, cutting, firstCut bool
+	rounds, cuts                int
+}
+
+// Kill classes: what the child was doing when it was killed, as far as
+// its lines tell (a line in flight at the kill may be missed). A kill
+// mid-cut may also be mid-apply; it counts as mid-cut.
+const (
+	killMidWrite = "mid-write" // writes in flight, no apply round, no cut
+	killMidApply = "mid-apply" // an apply round begun, not committed
+	killMidCut   = "mid-cut"   // a cut of a full segment begun, nothing acknowledged since
+	// The child's first write cuts its first segment: a kill there is
+	// counted apart, since it is also a kill right after the start.
+	killMidFirstCut = "mid-first-cut"
+)
+
+// class is the kill's class by what the child said last.
+func (l *roundLog) class() string {
+	switch {
+	case l.cutting:
+		return killMidCut
+	case l.applying:
+		return killMidApply
+	case l.firstCut:
+		return killMidFirstCut
+	}
+	return killMidWrite
 }
 
 func (l *roundLog) add(t *testing.T, line string) {
@@ -258,6 +317,18 @@ func (l *roundLog) add(t *testing.T, line string) {
 		}
 		m[seq] = f[3]
 		l.lines++
+		l.cutting, l.firstCut = false, false
+	case len(f) == 2 && f[0] == "wal":
+		switch f[1] {
+		case "apply-begin":
+			l.applying = true
+			l.rounds++
+		case "apply-commit":
+			l.applying = false
+		case "cut":
+			l.cuts++
+			l.cutting, l.firstCut = l.cuts > 1, l.cuts == 1
+		}
 	case len(f) == 3 && f[0] == "commits":
 		l.txs, _ = strconv.ParseInt(f[1], 10, 64)
 		l.writes, _ = strconv.ParseInt(f[2], 10, 64)
@@ -298,11 +369,23 @@ func (r *crashRun) round(n int) {
 	if r.rng.Intn(2) == 0 {
 		byLines = 1 + r.rng.Intn(crashMaxLines)
 	}
+	// A quarter of the rounds kill at the child's next apply round, an
+	// eighth at its next segment cut (after crashMinDelay, and by the
+	// delay at the latest).
+	at := ""
+	if r.killAt {
+		switch r.rng.Intn(8) {
+		case 0, 1:
+			at, byLines, delay = "apply-begin", 0, crashMaxDelay
+		case 2:
+			at, byLines, delay = "cut", 0, crashMaxDelay
+		}
+	}
 	// While no fork or no import has been published, wait for the child
 	// to report both (at most stagedWait).
 	staged := r.stagedWait > 0 && (r.tot.forks == 0 || r.tot.imports == 0)
 	if staged {
-		delay, byLines = r.stagedWait, 0
+		delay, byLines, at = r.stagedWait, 0, ""
 	}
 	log := &roundLog{durable: map[string]map[int64]string{}, staged: map[string]bool{}}
 	for {
@@ -322,6 +405,9 @@ func (r *crashRun) round(n int) {
 			continue
 		}
 		if byLines > 0 && log.lines >= byLines && time.Since(started) >= crashMinDelay {
+			break
+		}
+		if at != "" && line == "wal "+at && (at != "cut" || log.cuts > 1) && time.Since(started) >= crashMinDelay {
 			break
 		}
 	}
@@ -355,6 +441,9 @@ func (r *crashRun) round(n int) {
 		t.Fatalf("round %d: the child was not killed but ended by itself (%v); stderr:\n%s", n, c.state, c.stderr.String())
 	}
 	r.kills++
+	r.byClass[log.class()]++
+	r.walRounds += log.rounds
+	r.walCuts += log.cuts
 	if byLines > 0 && log.lines >= byLines {
 		r.byLines++
 	}
@@ -475,6 +564,9 @@ func (r *crashRun) report(took time.Duration) {
 		r.kills, c.durable, c.lost, c.closers, c.closerBatches, c.interrupted, c.childClosers, c.pending, c.openSteps, c.inert,
 		c.types[codec.TypeCompactSummary], c.failedCompactions, sum(c.types), ratio, c.forks, c.imports, c.unpublished,
 		c.warnings, r.gen, took.Seconds())
+	if r.killAt {
+		line += " " + r.classes()
+	}
 	if r.dbCrashes > 0 {
 		line += fmt.Sprintf(" db_crashes=%d child_self_exits=%d", r.dbCrashes, r.selfExits)
 	}
@@ -492,4 +584,11 @@ func (r *crashRun) report(took time.Duration) {
 			t.Errorf("STRESS_REPORT: %v", err)
 		}
 	}
+}
+
+// classes says how the kills landed in the write-ahead log, for the
+// summary line.
+func (r *crashRun) classes() string {
+	return fmt.Sprintf("kills_mid_write=%d kills_mid_apply=%d kills_mid_cut=%d kills_mid_first_cut=%d apply_rounds=%d segment_cuts=%d",
+		r.byClass[killMidWrite], r.byClass[killMidApply], r.byClass[killMidCut], r.byClass[killMidFirstCut], r.walRounds, r.walCuts)
 }

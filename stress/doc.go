@@ -27,7 +27,26 @@
 // The parent reads those lines as they come and kills the child with
 // SIGKILL at a random moment, 50–400 ms into its work or right after a
 // random number of durable lines, so kills land between and inside
-// appends, group commits and compactions. Then it proves:
+// appends, group commits and compactions.
+//
+// The store acknowledges a write once its write-ahead log record is
+// synced, and an applier copies the log into the bbolt tree in rounds
+// (eventlog's package doc). Three children in four run it small: 8 KiB
+// segments (4 KiB under TestPowerCut) and an apply round every 2–20 ms or
+// at 32 KiB, so that rounds and segment cuts are frequent; the fourth
+// keeps the defaults. The child's store logs each apply round's start and
+// commit and each segment cut at Debug, and the child passes them on to
+// the parent in the same stream (wal apply-begin, wal apply-commit, wal
+// cut). A quarter of the rounds kill at the child's next apply round, an
+// eighth at its next cut of a full segment. Each kill is classed by the
+// child's last lines: mid-cut (a cut of a full segment begun, nothing
+// acknowledged since), mid-apply (a round begun, not committed),
+// mid-first-cut (the child's first write, which cuts its first segment)
+// or mid-write (writes in flight, no round, no cut). The lines in flight
+// at the kill are read too, but a kill that lands between an event and
+// its line is classed by the line before: the classes are as far as the
+// child could tell. A run of 50 kills or more fails when mid-write,
+// mid-apply or mid-cut has none. Then it proves:
 //
 //   - the store opens;
 //   - verify.Session finds nothing on any session except structure
@@ -56,7 +75,7 @@
 // keep each round's verification short). The totals are logged, and printed
 // as one line to quote:
 //
-//	crash: kills=200 durable=… lost=0 closers=… compactions=… …
+//	crash: kills=200 durable=… lost=0 closers=… compactions=… … kills_mid_write=… kills_mid_apply=… kills_mid_cut=… kills_mid_first_cut=… apply_rounds=… segment_cuts=…
 //
 // A run cannot pass by doing nothing: it fails when it saw no durable
 // events, no crash closers, no forks, no imports or no compactions, or
@@ -111,10 +130,12 @@
 // is a classified error (the store is then removed and made anew). At the
 // end it asserts the work done (every cut made, each mode a third, events
 // acknowledged, cuts that lost unsynced sectors, children killed inside a
-// write, crash closers checked) before it asserts that no acknowledged
-// event was lost and no open was wrong, and prints one line to quote:
+// write, crash closers checked, and from 50 cuts on, cuts mid-write,
+// mid-apply and mid-cut of the write-ahead log, classed as TestCrash's
+// kills) before it asserts that no acknowledged event was lost and no
+// open was wrong, and prints one line to quote:
 //
-//	power: cuts=210 drop=70 tear=70 reorder=70 cuts_losing=… durable=… lost=0 wrong_opens=0 …
+//	power: cuts=210 drop=70 tear=70 reorder=70 cuts_losing=… durable=… lost=0 wrong_opens=0 … kills_mid_write=… kills_mid_apply=… kills_mid_cut=…
 //
 // It runs 24 cuts (STRESS_CUTS sets more; .ci/power.sh runs 210), needs
 // root and /dev/fuse, and is skipped under -short.
@@ -169,6 +190,27 @@
 // corrupt_recipes_test.go keeps each flip it found, reduced to a recipe,
 // fixed.
 //
+// TestCorruptWAL (corrupt_wal_test.go) damages the write-ahead log of a
+// store a crash left with unapplied writes (creations, and appends
+// continuing sessions of the tree, in four 4 KiB segments): it flips
+// bytes of the segment files, and truncates or zeroes the last record at
+// many offsets (torn tails). Each probe opens the store read-only, then
+// read-write (which applies the log), reads every session each time, and
+// reads the tree again after the read-write Close. A flip must be refused
+// with ErrCorrupt, or reported as a torn tail (WALReport().TornBytes > 0)
+// that dropped the last record, when the flip is in it, or nothing, when
+// it is in the zeros after it; a truncation must drop the last record
+// and no other. Different or shorter content with no error and no report
+// is silent, and fails the test; so does an empty class. It prints
+//
+//	corrupt-wal: probes=… refused=… torn_last_dropped=… torn_after_last=… identical=0 silent=0 truncations=… torn_dropped=… trunc_silent=0
+//
+// (no flip reads as identical content: every byte of a segment up to its
+// last record is under a crc). The short form is about 120 probes and 30
+// truncations (5 s under -race); -sweep.full flips every byte up to the
+// end of the last record and truncates at each of its offsets
+// (.ci/proofs.sh).
+//
 // # Findings
 //
 // cancel_test.go pins loop bugs the crash rounds found, both fixed since:
@@ -179,6 +221,12 @@
 // workload has not been widened since: its asynchronous injector still
 // stays out of the turns that may be cancelled, and turns are cancelled
 // only from the provider and the tools, never at a random moment.
+//
+// TestCrash found, once the store acknowledged writes from its
+// write-ahead log, that a reader racing an apply round could read the
+// records the round had just applied as empty (the tail's trim cleared
+// an array a reader's view shared); eventlog's TestTailViewSurvivesTrim
+// pins the fix.
 //
 // The corruption sweep found that a damaged bbolt page could kill the
 // reading process (checkptr under the race detector, or a fault) or make

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,6 +27,10 @@ const powerShortCuts = 24
 // after 1..powerKillWrites writes (a child writes 50 to 150 in a round, more
 // than that when its kill is timed late).
 const powerKillWrites = 50
+
+// powerSegmentSize is the write-ahead log segment size of most children
+// (childWAL).
+const powerSegmentSize = 4 << 10
 
 // powerHooks let crashRun's rounds run on a power-loss mount: mount before
 // the child starts (it returns the store path for the child), cut after it
@@ -54,6 +59,9 @@ func TestPowerCut(t *testing.T) {
 	r := newCrashRun(t, filepath.Join(p.disk, "sessions.db"), seed)
 	r.power = p
 	p.r = r
+	// Children killed after a few dozen writes write little: small
+	// segments, so that cuts of full segments happen and get cut into.
+	r.env = append(r.env, envSegment+"="+strconv.Itoa(powerSegmentSize))
 	start := time.Now()
 	for round := 0; round < int(cuts) && !t.Failed(); round++ {
 		r.round(round)
@@ -87,6 +95,13 @@ func TestPowerCut(t *testing.T) {
 	}
 	if r.tot.closerBatches == 0 {
 		t.Errorf("no crashed turn was closed after a cut")
+	}
+	if cuts >= crashClassKills {
+		for _, k := range []string{killMidWrite, killMidApply, killMidCut} {
+			if r.byClass[k] == 0 {
+				t.Errorf("no cut %s of the write-ahead log in %d cuts (%s)", k, cuts, r.classes())
+			}
+		}
 	}
 	// Then nothing lost, nothing wrongly refused.
 	if r.tot.lost != 0 {
@@ -243,6 +258,7 @@ func (p *powerRun) report(took time.Duration) {
 		p.cuts, p.byMode[powerfs.Drop], p.byMode[powerfs.Tear], p.byMode[powerfs.Reorder], p.losing, c.durable, c.lost, p.wrong, p.refused,
 		p.writeKills.Load(), c.closers, c.closerBatches, c.forks, c.imports, p.tot.Sectors, p.tot.Lost, p.tot.Kept, p.tot.Resized,
 		p.tot.Removed, p.tot.Restored, p.stats.Writes, p.stats.Truncates, p.stats.FileSyncs, p.stats.DirSyncs, p.stats.NameChanges, took.Seconds())
+	line += " " + p.r.classes()
 	p.t.Log(line)
 	if path := os.Getenv("STRESS_REPORT"); path != "" {
 		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)

@@ -34,6 +34,10 @@ const (
 	// Structure: a break of the turn structure of SPEC §3.1; a warning
 	// unless Options.Strict.
 	Structure
+	// Torn: the store's Open dropped a torn tail of its write-ahead log,
+	// a write a crash interrupted that was never acknowledged; always a
+	// warning (CheckWAL).
+	Torn
 )
 
 func (k Kind) String() string {
@@ -46,6 +50,8 @@ func (k Kind) String() string {
 		return "digest"
 	case Structure:
 		return "structure"
+	case Torn:
+		return "torn"
 	}
 	return "unknown"
 }

@@ -85,6 +85,10 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 	if st.Meta != nil {
 		fmt.Fprintf(stderr, "logtool: warning: %v\n", st.Meta)
 	}
+	walDamaged := st.WAL != nil && st.WAL.Damage != nil
+	if walDamaged {
+		fmt.Fprintf(stderr, "logtool: warning: %v\n", st.WAL.Damage)
+	}
 	rep, err := salvage.Into(ctx, st, opts.out, nil)
 	if err != nil {
 		return err
@@ -92,7 +96,7 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 	for _, n := range st.Notes() {
 		fmt.Fprintf(stderr, "logtool: warning: %s\n", n)
 	}
-	return salvageReport(rep, opts, stdout, st.Meta != nil)
+	return salvageReport(rep, opts, stdout, st.Meta != nil, walDamaged)
 }
 
 // runSalvageURL copies what still verifies out of a PostgreSQL store,
@@ -111,12 +115,12 @@ func runSalvageURL(ctx context.Context, opts salvageOptions, stdout io.Writer) (
 	if err != nil {
 		return err
 	}
-	return salvageReport(rep, opts, stdout, false)
+	return salvageReport(rep, opts, stdout, false, false)
 }
 
 // salvageReport prints the report of a salvage; metaDamaged says that a
-// bbolt meta page was found damaged.
-func salvageReport(rep salvage.Report, opts salvageOptions, stdout io.Writer, metaDamaged bool) error {
+// bbolt meta page was found damaged, walDamaged the write-ahead log.
+func salvageReport(rep salvage.Report, opts salvageOptions, stdout io.Writer, metaDamaged, walDamaged bool) error {
 	w := bufio.NewWriter(stdout)
 	for i := range rep.Sessions {
 		fmt.Fprintln(w, rep.Sessions[i].String())
@@ -125,7 +129,7 @@ func salvageReport(rep salvage.Report, opts salvageOptions, stdout io.Writer, me
 	if err := w.Flush(); err != nil {
 		return errors.Wrap(err, "salvage: write the report")
 	}
-	if !rep.Damaged() && !metaDamaged {
+	if !rep.Damaged() && !metaDamaged && !walDamaged {
 		return nil
 	}
 	t := rep.Totals()
@@ -143,6 +147,9 @@ func salvageReport(rep salvage.Report, opts salvageOptions, stdout io.Writer, me
 	}
 	if metaDamaged {
 		what = append(what, "a bbolt meta page is damaged: the store reads as it was one commit earlier")
+	}
+	if walDamaged {
+		what = append(what, "the write-ahead log is damaged: its writes after the damage are lost")
 	}
 	return errors.WithHintf(errors.Mark(errors.Newf("salvage: %s", errors.Safe(strings.Join(what, "; "))), ErrFindings),
 		"the lines above name each session's lost seqs and why; %s holds the rest, and 'logtool --db %s verify' checks it",

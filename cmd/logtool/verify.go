@@ -31,7 +31,10 @@ structure, that every step rebuilds, and that every recorded request digest
 matches the rebuilt request (inherited ones through the fork lineage).
 
 Findings are printed one per line with session and seq, then a summary line.
-Breaks of the turn structure are warnings unless --strict. The exit status
+Breaks of the turn structure are warnings unless --strict. A store a crash
+left with writes in its write-ahead log gets a line saying how many records
+are to replay, and a warning naming the segment and offset of a torn tail
+the open dropped (a write never acknowledged). The exit status
 is 1 when there is any finding. Progress goes to stderr when it is a
 terminal.`,
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
@@ -74,6 +77,19 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 	if sc, ok := st.(verify.StoreChecker); ok {
 		for _, f := range verify.CheckStore(sc) {
 			findings++
+			fmt.Fprintln(w, f.String())
+		}
+	}
+	// The write-ahead log a crash left: what the read-only Open replayed
+	// into memory, and a torn tail it dropped (a warning).
+	if wr, ok := st.(verify.WALReporter); ok {
+		wal, fs := verify.CheckWAL(wr)
+		if wal.Segments > 0 {
+			fmt.Fprintf(w, "store: write-ahead log: %s to replay, in %s\n",
+				count(wal.Replay, "record", "records"), count(wal.Segments, "segment", "segments"))
+		}
+		for _, f := range fs {
+			warnings++
 			fmt.Fprintln(w, f.String())
 		}
 	}

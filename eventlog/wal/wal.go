@@ -20,6 +20,10 @@ type Options struct {
 	// NoSync skips every fdatasync and fsync (tests, bulk loads): an
 	// appended record survives a process crash, not a power cut.
 	NoSync bool
+	// OnCut, when set, is called with the new segment's file name as a
+	// segment is about to be created, before anything of it is written
+	// (the crash proofs log it, to tell a kill that lands mid-cut).
+	OnCut func(name string)
 }
 
 // WAL is a write-ahead log open for appending. Append, Release and Close
@@ -163,6 +167,9 @@ func (w *WAL) cut() error {
 		w.f = nil
 	}
 	path := filepath.Join(w.dir, segmentName(w.next))
+	if w.opts.OnCut != nil {
+		w.opts.OnCut(filepath.Base(path))
+	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
 	if err != nil {
 		return errors.Wrapf(err, "wal: create segment")

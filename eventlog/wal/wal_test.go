@@ -387,3 +387,31 @@ func TestPrefill(t *testing.T) {
 		t.Errorf("Read = %+v, %v; want 8 records", rep, err)
 	}
 }
+
+// TestOnCut: OnCut names each segment as it is cut, before its file
+// exists, and the names are the segments the directory ends up with.
+func TestOnCut(t *testing.T) {
+	dir := t.TempDir()
+	var cuts []string
+	opts := Options{SegmentSize: 256, NoSync: true, OnCut: func(name string) {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("OnCut(%s): the segment exists already (stat: %v)", name, err)
+		}
+		cuts = append(cuts, name)
+	}}
+	write(t, dir, opts, 0, 1, 40)
+	paths, err := Segments(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) < 3 {
+		t.Fatalf("%d segments of 256 bytes for 40 records: the cut was not exercised", len(paths))
+	}
+	var names []string
+	for _, p := range paths {
+		names = append(names, filepath.Base(p))
+	}
+	if fmt.Sprint(cuts) != fmt.Sprint(names) {
+		t.Fatalf("OnCut named %v; the directory holds %v", cuts, names)
+	}
+}
