@@ -1,7 +1,6 @@
 package eventlog
 
 import (
-	"os"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -292,12 +291,6 @@ func (l *Log) WALReport() wal.Report { return l.walReport }
 // found past what the tree holds: a read-write Open applied them, a
 // read-only one holds them in memory.
 func (l *Log) WALReplayed() int { return l.walReplayed }
-
-// walExists reports whether path's write-ahead log directory exists.
-func walExists(path string) bool {
-	_, err := os.Stat(WALDir(path))
-	return err == nil
-}
 
 // Checkpoint copies every acknowledged write into the tree now, in one
 // transaction, and deletes the log segments it holds: for a host that
