@@ -246,6 +246,11 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 	// snapshot taken first holds every record the tree may lack.
 	t := l.tails.view(session)
 	if t.ok && t.headerRec != nil {
+		// Only the tail, no read of the tree: check for Close here.
+		if err := l.begin(); err != nil {
+			return err
+		}
+		defer l.ops.Done()
 		return l.tailRecords(ctx, &t, from, fn)
 	}
 	var buf []byte

@@ -512,3 +512,29 @@ func TestWALDebugLines(t *testing.T) {
 		t.Errorf("%d segment cuts logged for 4 KiB segments: want several", n)
 	}
 }
+
+// TestWALRecordsClosed: Records of a session that only the tail holds
+// refuses after Close, as every reader does.
+func TestWALRecordsClosed(t *testing.T) {
+	noApply(t)
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	l, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeSessions(t, l, "s", 1, 1)
+	if eventlog.Unapplied(l) == 0 {
+		t.Fatal("the session was applied: the test tests nothing")
+	}
+	n := 0
+	if err := l.Records(context.Background(), "s00", 0, func(int64, []byte) error { n++; return nil }); err != nil || n != 3 {
+		t.Fatalf("Records before Close: %d records, %v", n, err)
+	}
+	if err := eventlog.Crash(l); err != nil {
+		t.Fatal(err)
+	}
+	err = l.Records(context.Background(), "s00", 0, func(int64, []byte) error { return nil })
+	if !errors.Is(err, eventlog.ErrClosed) {
+		t.Fatalf("Records after Close = %v, want ErrClosed", err)
+	}
+}
