@@ -10,7 +10,7 @@ import (
 // RecordVersion is the format-version byte of an uncompressed record:
 // every header and engine record, and event records EncodeEventRecord does
 // not compress. Part of the on-disk format: frozen. A record with a version
-// above RecordVersionS2 is refused as unsupported, never misread.
+// above RecordVersionPack is refused as unsupported, never misread.
 const RecordVersion byte = 1
 
 // MaxRecord bounds a record's size when decoding (format byte, payload and
@@ -77,9 +77,11 @@ func Unframe(rec []byte, max int) ([]byte, error) {
 		return body[1:], nil
 	case v == RecordVersionS2:
 		return inflate(body[1:], max-recordOverhead)
-	case v > RecordVersionS2:
+	case v == RecordVersionPack:
+		return nil, corruptf("codec: record is a pack of events (DecodePack), not one record")
+	case v > RecordVersionPack:
 		return nil, unsupportedf("codec: record format version %d is newer than %d",
-			errors.Safe(v), errors.Safe(RecordVersionS2))
+			errors.Safe(v), errors.Safe(RecordVersionPack))
 	default:
 		return nil, corruptf("codec: record format version %d is unknown", errors.Safe(v))
 	}
