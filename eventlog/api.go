@@ -66,7 +66,9 @@ type Head struct {
 	// Chain is the running chain hash of SPEC §8.2 over the header record
 	// and every event payload.
 	Chain [32]byte
-	// StoredBytes is the sum of the stored record sizes of the events.
+	// StoredBytes is the sum of the sizes of the events' records as the
+	// write-ahead log holds them (codec.EncodeEventRecord), the same on
+	// every backend; the bbolt tree holds them in packs, smaller.
 	StoredBytes int64
 }
 

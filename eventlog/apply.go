@@ -172,11 +172,8 @@ func applyOp(tx *bolt.Tx, lsn uint64, op *walOp) error {
 	if err != nil {
 		return err
 	}
-	eb.FillPercent = 1.0 // append-only: full pages
-	for i, rec := range op.recs {
-		if err := eb.Put(seqKey(op.first+int64(i)), rec); err != nil {
-			return errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(op.id), errors.Safe(op.first+int64(i)))
-		}
+	if err := putEvents(eb, op.id, op.first, op.recs); err != nil {
+		return err
 	}
 	return errors.Wrapf(b.Put(keyHead, op.headRec), "eventlog: session %q head", errors.Safe(op.id))
 }

@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 )
 
@@ -26,7 +27,11 @@ func CheckEvent(session string, ev *codec.Event, want int64) (codec.Event, error
 // its frame, CRC, payload and that its seq is seq. Failures are ErrCorrupt
 // (ErrUnsupported for a newer record version) naming session and seq.
 func DecodeStoredEvent(session string, seq int64, rec []byte) (codec.Event, error) {
-	return decodeStoredEvent(session, seq, rec)
+	payload, err := codec.Unframe(rec, codec.MaxRecord)
+	if err != nil {
+		return codec.Event{}, errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(seq))
+	}
+	return decodeStoredEvent(session, seq, payload)
 }
 
 // Validate passes ev to v, classifying a refusal as ErrInvalid naming

@@ -64,6 +64,7 @@ func damageStore(t *testing.T) string {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
+	eventlogtest.UnpackStore(t, path) // one record per key: damage to one is to one event
 	return path
 }
 
@@ -285,7 +286,7 @@ func TestCorruptRecords(t *testing.T) {
 		{name: "record of a newer version", seq: 5, class: eventlog.ErrUnsupported, damage: func(tx *bolt.Tx) error {
 			b := events(tx, "s")
 			rec := append([]byte(nil), b.Get(key(5))...)
-			rec[0] = 3
+			rec[0] = 4
 			binary.BigEndian.PutUint32(rec[len(rec)-4:], crc32.Checksum(rec[:len(rec)-4], crc32.MakeTable(crc32.Castagnoli)))
 			return b.Put(key(5), rec)
 		}},
@@ -393,5 +394,82 @@ func TestRecords(t *testing.T) {
 	}
 	if err := l.Records(ctx, "nope", 0, func(int64, []byte) error { return nil }); !errors.Is(err, eventlog.ErrNotFound) {
 		t.Errorf("Records(unknown) = %v, want ErrNotFound", err)
+	}
+}
+
+// TestCorruptPacks damages packs, the values this code writes, through
+// bbolt: a read stops at the damaged pack with ErrCorrupt naming the seq
+// of its first event, and the events before it still read.
+func TestCorruptPacks(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(last uint64, v []byte) (key uint64, val []byte)
+	}{
+		{name: "flipped byte", damage: func(last uint64, v []byte) (uint64, []byte) {
+			v[len(v)/2] ^= 0x08
+			return last, v
+		}},
+		{name: "torn", damage: func(last uint64, v []byte) (uint64, []byte) { return last, v[:len(v)-7] }},
+		{name: "under another key", damage: func(last uint64, v []byte) (uint64, []byte) { return last + 1, v }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "sessions.db")
+			l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := l.Create(ctx, header("s")); err != nil {
+				t.Fatal(err)
+			}
+			for seq := int64(0); seq < damagedEvents; seq++ {
+				ev := parse(t, fmt.Sprintf(`{"type":"x/note","seq":%d,"time":%d,"data":{"pad":%q}}`, seq, 1767225600000+seq, noise(900)))
+				if err := l.Append(ctx, "s", []codec.Event{ev}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// Damage the second pack.
+			var first int64
+			boltUpdate(t, path, func(tx *bolt.Tx) error {
+				eb := tx.Bucket([]byte("sessions")).Bucket([]byte("s")).Bucket([]byte("events"))
+				c := eb.Cursor()
+				k0, _ := c.First()
+				k, v := c.Next()
+				if k == nil || !codec.IsPack(v) {
+					t.Fatalf("the store holds no second pack")
+				}
+				first = int64(binary.BigEndian.Uint64(k0)) + 1
+				last := binary.BigEndian.Uint64(k)
+				key, val := tt.damage(last, bytes.Clone(v))
+				if err := eb.Delete(k); err != nil {
+					return err
+				}
+				return eb.Put(binary.BigEndian.AppendUint64(nil, key), val)
+			})
+			l, err = eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			it, err := l.Scan(ctx, "s", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer it.Close()
+			read := int64(0)
+			for ; ; read++ {
+				if _, err = it.Next(); err != nil {
+					break
+				}
+			}
+			if !errors.Is(err, eventlog.ErrCorrupt) || read != first {
+				t.Fatalf("Scan read %d events, then %v; want %d, then ErrCorrupt", read, err, first)
+			}
+			wantNames(t, err, "s", first)
+		})
 	}
 }

@@ -28,18 +28,27 @@
 //	        ├── "head"    → engine record {n, t, l, c, b}   (present ⟺ published)
 //	        ├── "staging" → 01   (present only while an Import or Fork fills it)
 //	        └── events                        bucket, FillPercent 1.0
-//	            ├── 00 00 00 00 00 00 00 00 → record: event seq 0
-//	            ├── 00 00 00 00 00 00 00 01 → record: event seq 1
-//	            └── …   key = seq, 8 bytes big-endian; value = record
+//	            ├── 00 00 00 00 00 00 00 03 → pack: events seq 0..3
+//	            ├── 00 00 00 00 00 00 00 07 → pack: events seq 4..7
+//	            └── …   key = seq of the value's last event, 8 bytes
+//	                    big-endian; value = pack (or, in stores written
+//	                    before format 3, one event's record)
 //
-// Every value is a record framed by codec: a version byte, the msgpack
-// payload, and a CRC32C (Castagnoli, big-endian) over both. Header and
-// engine records are version 1 (codec.EncodeRecord); event records are
-// written by codec.EncodeEventRecord, which stores a payload of 32 bytes or
-// more as an S2 block with codec's dictionary (version 2) when that is
-// smaller. Version 2 records need store format 2: a program that knows
-// only format 1 refuses such a store (ErrUnsupported) rather than misread
-// it.
+// Every value is framed by codec: a version byte, a body, and a CRC32C
+// (Castagnoli, big-endian) over both. Header and engine records are
+// version 1 (codec.EncodeRecord: the body is the msgpack payload). Events
+// are stored in packs (codec.AppendPack, version 3): the payloads of
+// consecutive events, up to codec.PackTarget (4 KiB) of them, in one S2
+// block with codec's dictionary; the applier and Import fill a session's
+// last pack before they start a new one (pack.go). A pack is keyed by its
+// last event's seq, so a seek for any seq lands on the pack that holds it.
+// Stores of formats 1 and 2 hold one record per event, under its seq
+// (version 1, or 2: an S2 block of the payload); the readers take both,
+// and a read-write Open upgrades such a store by its format number alone.
+// A program that knows an older format refuses a newer store
+// (ErrUnsupported) rather than misread it. New stores have 1 KiB pages
+// (pageSize in log.go), and Close truncates the file to the pages it
+// uses: a closed store is its pages only.
 // bbolt checksums only its meta pages, so the record CRC is what detects a
 // damaged data page. bbolt trusts the structure of its pages (element
 // offsets and sizes, page ids), and reading a damaged one can fault or,
@@ -53,17 +62,17 @@
 // msgpack images of their JSON (SPEC §2.7; see package codec). Engine
 // records are typed msgpack maps with short, permanent tags:
 //
-//	meta/format   f  int64    store format version (2; 1 before the log)
+//	meta/format   f  int64    store format version (3; 2 before packs, 1 before the log)
 //	meta/wal      a  int64    lsn of the last log record the tree holds
 //	head          n  int64    next seq = number of events
 //	              t  int64    number of turn/start events
 //	              l  float64  time of the last event (createdAt if none)
 //	              c  bin 32   chain hash (SPEC §8.2; ChainStart, ChainNext)
-//	              b  int64    sum of the stored event record sizes
+//	              b  int64    sum of the events' record sizes as the log holds them
 //
 // A store whose format is newer than FormatVersion is refused with
-// ErrUnsupported, never misread; a read-write Open upgrades a format 1
-// store (no log, uncompressed records) to format 2 in place.
+// ErrUnsupported, never misread; a read-write Open upgrades a format 1 or
+// 2 store to format 3 in place.
 //
 // # Writes and durability
 //

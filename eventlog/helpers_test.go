@@ -134,7 +134,7 @@ func verifySession(l *eventlog.Log, id string) error {
 			turns++
 		}
 		c = eventlog.ChainNext(c, p)
-		stored += int64(len(rec))
+		stored += int64(len(codec.EncodeEventRecord(nil, p))) // as the log writes it
 		next++
 		return nil
 	})

@@ -101,30 +101,29 @@ func (it *iterator) load() error {
 	if err := it.ctx.Err(); err != nil {
 		return errors.Wrapf(err, "eventlog: scan of session %q at seq %d", errors.Safe(it.session), errors.Safe(it.next))
 	}
-	recs, err := it.l.readChunk(it.session, it.next, it.end)
+	payloads, err := it.l.readChunk(it.session, it.next, it.end)
 	if err != nil {
 		return err
 	}
-	evs := make([]codec.Event, len(recs))
-	for i, rec := range recs {
+	evs := make([]codec.Event, len(payloads))
+	for i, p := range payloads {
 		seq := it.next + int64(i)
-		ev, err := decodeStoredEvent(it.session, seq, rec)
+		ev, err := decodeStoredEvent(it.session, seq, p)
 		if err != nil {
 			return err
 		}
 		evs[i] = ev
 	}
 	it.buf, it.i = evs, 0
-	it.next += int64(len(recs))
+	it.next += int64(len(payloads))
 	return nil
 }
 
-// decodeStoredEvent decodes the record stored under seq, checking its
-// frame, its payload and that its seq is its key. Failures are ErrCorrupt
-// (or ErrUnsupported for a newer record version) naming session and seq.
-func decodeStoredEvent(session string, seq int64, rec []byte) (codec.Event, error) {
-	payload, err := codec.DecodeRecord(rec)
-	if err != nil {
+// decodeStoredEvent decodes the payload of the event stored at seq (its
+// frame checked by readChunk), checking the payload and that its seq is
+// seq. Failures are ErrCorrupt naming session and seq.
+func decodeStoredEvent(session string, seq int64, payload []byte) (codec.Event, error) {
+	if err := codec.ValidateValue(payload); err != nil {
 		return codec.Event{}, errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(seq))
 	}
 	ev, err := codec.DecodeEvent(payload)
@@ -138,9 +137,10 @@ func decodeStoredEvent(session string, seq int64, rec []byte) (codec.Event, erro
 	return ev, nil
 }
 
-// readChunk copies the records from seq from (up to end, one chunk) out of
-// the store, checking that their keys are exactly from, from+1, …. The
-// records share one new buffer.
+// readChunk reads the payloads of the events from seq from (up to end,
+// one chunk) out of the store, checking the frames of what holds them and
+// that their seqs are exactly from, from+1, …. They never alias the
+// store's memory map.
 func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 	if err := l.begin(); err != nil {
 		return nil, err
@@ -154,11 +154,19 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 				return nil, corruptf("eventlog: session %q: records of seqs %d..%d are missing",
 					errors.Safe(session), errors.Safe(from), errors.Safe(end-1))
 			}
-			return t.recs[from-t.first : hi-t.first], nil
+			out := make([][]byte, 0, hi-from)
+			for seq := from; seq < hi; seq++ {
+				p, err := codec.Unframe(t.recs[seq-t.first], codec.MaxRecord)
+				if err != nil {
+					return nil, errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(seq))
+				}
+				out = append(out, p)
+			}
+			return out, nil
 		}
 		end = min(end, t.first)
 	}
-	var recs [][]byte
+	var out [][]byte
 	want := from // the seq being read, also after a panic in bbolt
 	err := l.view(func(tx *bolt.Tx) error {
 		b, _, _, err := published(tx, session)
@@ -170,15 +178,16 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 			return err
 		}
 		m := boundsOf(tx)
-		// First the values, aliasing the mmap; then one exact copy.
-		vals := make([][]byte, 0, min(chunkRecords, end-from))
+		out = make([][]byte, 0, min(chunkRecords, end-from))
 		size := 0
 		c := eb.Cursor()
-		// The cursor moves on only to read the next wanted seq, never
-		// onto a damaged page (CheckPages).
-		for first := true; want < end && len(vals) < chunkRecords && size < chunkBytes; first = false {
+		// A value is keyed by its last seq (pack.go), so seeking from
+		// lands on the value that holds it. The cursor moves on only to
+		// read the next wanted seq, never onto a damaged page
+		// (CheckPages).
+		for first := true; want < end && len(out) < chunkRecords && size < chunkBytes; first = false {
 			if err := l.damage.Err(session, want); err != nil {
-				if len(vals) > 0 {
+				if len(out) > 0 {
 					break // return what precedes the damage; the next read fails
 				}
 				return err
@@ -193,32 +202,41 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 				return corruptf("eventlog: session %q: records of seqs %d..%d are missing",
 					errors.Safe(session), errors.Safe(want), errors.Safe(end-1))
 			}
-			seq, err := parseSeqKey(k)
+			last, err := parseSeqKey(k)
 			if err != nil {
 				return errors.Wrapf(err, "eventlog: session %q seq %d: bad key", errors.Safe(session), errors.Safe(want))
 			}
-			if seq != want {
-				return corruptf("eventlog: session %q seq %d: record is missing (the next key is seq %d)",
-					errors.Safe(session), errors.Safe(want), errors.Safe(seq))
-			}
 			if v == nil {
 				return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
-					errors.Safe(session), errors.Safe(seq))
+					errors.Safe(session), errors.Safe(last))
 			}
 			if !m.holds(v) {
 				// A damaged value size: refuse before copying it.
 				return corruptf("eventlog: session %q seq %d: a record of %d bytes that lies outside the store's pages (a damaged page)",
-					errors.Safe(session), errors.Safe(seq), errors.Safe(len(v)))
+					errors.Safe(session), errors.Safe(last), errors.Safe(len(v)))
 			}
-			vals = append(vals, v)
-			size += len(v)
-			want++
-		}
-		buf := make([]byte, 0, size)
-		recs = vals
-		for i, v := range vals {
-			buf = append(buf, v...)
-			recs[i] = buf[len(buf)-len(v) : len(buf) : len(buf)]
+			if !codec.IsPack(v) {
+				v = bytes.Clone(v) // a record's payload aliases it
+			}
+			firstSeq, payloads, err := unpack(last, v)
+			switch {
+			case err == nil && (firstSeq > want || last < want || !first && firstSeq != want):
+				err = corruptf("eventlog: session %q seq %d: record is missing (the next key holds seqs %d..%d)",
+					errors.Safe(session), errors.Safe(want), errors.Safe(firstSeq), errors.Safe(last))
+			case err != nil:
+				err = errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(want))
+			}
+			if err != nil {
+				if len(out) > 0 {
+					break // return what precedes the damage; the next read fails
+				}
+				return err
+			}
+			for i := want - firstSeq; i < int64(len(payloads)) && want < end; i++ {
+				out = append(out, payloads[i])
+				size += len(payloads[i])
+				want++
+			}
 		}
 		return nil
 	})
@@ -228,7 +246,7 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 		}
 		return nil, errors.Wrapf(err, "eventlog: read session %q at seq %d", errors.Safe(session), errors.Safe(want))
 	}
-	return recs, nil
+	return out, nil
 }
 
 // Records calls fn with every record stored in the session's events
@@ -292,30 +310,38 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 				}
 			}
 			for k != nil {
-				if len(offs) == chunkRecords || len(buf) >= chunkBytes {
+				if len(offs) >= chunkRecords || len(buf) >= chunkBytes {
 					more = true
 					return nil
 				}
-				seq, err := parseSeqKey(k)
+				last, err := parseSeqKey(k)
 				if err != nil {
 					return errors.Wrapf(err, "eventlog: session %q: a key among the records from seq %d", errors.Safe(session), errors.Safe(next))
 				}
-				if t.ok && seq >= t.first {
-					return nil // the tail holds it, and what follows
-				}
 				if v == nil {
 					return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
-						errors.Safe(session), errors.Safe(seq))
+						errors.Safe(session), errors.Safe(last))
 				}
 				if !m.holds(v) {
 					// A damaged value size: refuse before copying it.
 					return corruptf("eventlog: session %q seq %d: a record of %d bytes that lies outside the store's pages (a damaged page)",
-						errors.Safe(session), errors.Safe(seq), errors.Safe(len(v)))
+						errors.Safe(session), errors.Safe(last), errors.Safe(len(v)))
 				}
-				buf = append(buf, v...)
-				offs = append(offs, len(buf))
-				seqs = append(seqs, seq)
-				next = seq + 1
+				tailed := false
+				_ = ValueRecords(last, v, next, func(seq int64, rec []byte) error {
+					if t.ok && seq >= t.first {
+						tailed = true // the tail holds it, and what follows
+						return errStopRecords
+					}
+					buf = append(buf, rec...)
+					offs = append(offs, len(buf))
+					seqs = append(seqs, seq)
+					next = seq + 1
+					return nil
+				})
+				if tailed {
+					return nil
+				}
 				// Never onto a damaged page (CheckPages): the records
 				// read so far are delivered, then the damage reported.
 				if damaged = l.damage.Err(session, next); damaged != nil {
@@ -346,6 +372,9 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 		}
 	}
 }
+
+// errStopRecords ends a ValueRecords walk early.
+var errStopRecords = errors.New("eventlog: stop")
 
 // tailRecords passes the tail's records from seq from on to fn.
 func (l *Log) tailRecords(ctx context.Context, t *tailView, from int64, fn func(seq int64, rec []byte) error) error {

@@ -30,9 +30,12 @@ var (
 //
 // Format 2 added the write-ahead log (meta/wal and the directory beside
 // the file, see WALDir) and compressed event records (codec record
-// version 2). A read-write Open upgrades a format 1 store in place: it
-// has no log to replay, and its records stay readable as they are.
-const FormatVersion = 2
+// version 2). Format 3 stores events in packs (codec record version 3),
+// each under the seq of its last event (pack.go). A read-write Open
+// upgrades a format 1 or 2 store in place, by its meta/format alone: it
+// has no log to replay, or one this code replays, and its records, one
+// event each under that event's seq, stay readable as they are.
+const FormatVersion = 3
 
 // walRecord is the write-ahead log position under meta/wal.
 type walRecord = layout.WALRecord

@@ -109,7 +109,8 @@ func TestHeadRecord(t *testing.T) {
 	}{
 		{name: "crc", rec: append(rec[:len(rec)-1:len(rec)-1], rec[len(rec)-1]^1), want: ErrCorrupt},
 		{name: "version byte damaged", rec: append([]byte{2}, rec[1:]...), want: ErrCorrupt},
-		{name: "newer version", rec: reframe(3, p), want: ErrUnsupported},
+		{name: "a pack", rec: reframe(3, p), want: ErrCorrupt},
+		{name: "newer version", rec: reframe(4, p), want: ErrUnsupported},
 		{name: "version zero", rec: reframe(0, p), want: ErrCorrupt},
 		{name: "too short", rec: rec[:3], want: ErrCorrupt},
 		{name: "trailing bytes", rec: trailing, want: ErrCorrupt},
@@ -142,7 +143,7 @@ func TestMetaRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []byte{0x01, 0x81, 0xa1, 'f', 0x02}; !bytes.HasPrefix(rec, want) || len(rec) != len(want)+4 {
+	if want := []byte{0x01, 0x81, 0xa1, 'f', 0x03}; !bytes.HasPrefix(rec, want) || len(rec) != len(want)+4 {
 		t.Errorf("meta/format = %x, want %x", rec, want)
 	}
 	// A newer format may add fields: the version still reads.

@@ -73,14 +73,36 @@ func readMeta(r io.ReaderAt, off int64) metaPage {
 
 // readMetas reads both bbolt meta pages: the first at offset 0, the
 // second one page further, by the page size the first records when it is
-// valid, else the OS's.
+// valid; else the second is looked for one page further for each page
+// size a store may have (pageSizes).
 func readMetas(r io.ReaderAt) (m0, m1 metaPage) {
 	m0 = readMeta(r, 0)
-	size := int64(os.Getpagesize())
 	if m0.ok && m0.size >= boltMetaPageMin {
-		size = int64(m0.size)
+		return m0, readMeta(r, int64(m0.size))
 	}
-	return m0, readMeta(r, size)
+	for _, ps := range pageSizes() {
+		if m1 = readMeta(r, int64(ps)); m1.ok && uint64(m1.size) == ps {
+			return m0, m1
+		}
+	}
+	return m0, readMeta(r, int64(os.Getpagesize()))
+}
+
+// pageSizes are the page sizes a store may have, the likeliest first:
+// what this code creates stores with, then this machine's (bbolt's
+// default, and what stores before format 3 have), then the other powers
+// of two bbolt takes.
+func pageSizes() []uint64 {
+	out := []uint64{pageSize}
+	if os := uint64(os.Getpagesize()); os != pageSize {
+		out = append(out, os)
+	}
+	for ps := uint64(boltMetaPageMin); ps <= 1<<16; ps *= 2 {
+		if ps != out[0] && (len(out) < 2 || ps != out[1]) {
+			out = append(out, ps)
+		}
+	}
+	return out
 }
 
 func checkMeta(r io.ReaderAt) error {

@@ -2,6 +2,7 @@ package eventlog_test
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,7 +33,7 @@ func TestCheckMeta(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := os.Getpagesize()
+	page := int(binary.LittleEndian.Uint32(intact[16+8:])) // the page size meta page 0 records
 	for _, off := range []int{16, 16 + 48, 16 + 60, page + 16, page + 16 + 50} {
 		damaged := append([]byte(nil), intact...)
 		damaged[off] ^= 0x10

@@ -194,7 +194,7 @@ func TestOpenFormat(t *testing.T) {
 		want   error
 	}{
 		{name: "newer", damage: func(tx *bolt.Tx) error {
-			return tx.Bucket([]byte("meta")).Put([]byte("format"), formatRecord(3))
+			return tx.Bucket([]byte("meta")).Put([]byte("format"), formatRecord(4))
 		}, want: eventlog.ErrUnsupported},
 		{name: "newer with new fields", damage: func(tx *bolt.Tx) error {
 			return tx.Bucket([]byte("meta")).Put([]byte("format"), formatRecord(7, "x", "y"))

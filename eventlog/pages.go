@@ -7,7 +7,6 @@ import (
 	"hash/fnv"
 	"io"
 	"math"
-	"os"
 
 	"github.com/cockroachdb/errors"
 )
@@ -45,9 +44,13 @@ const (
 // PageDamage is what CheckPages found.
 type PageDamage struct {
 	// Store is damage above the sessions (the meta pages, the root, the
-	// meta and sessions buckets, the freelist): nothing can be read
-	// safely. Nil when there is none.
+	// meta and sessions buckets): nothing can be read safely. Nil when
+	// there is none.
 	Store error
+	// Freelist is damage to the freelist page, which only a writer reads
+	// (bbolt loads it to open the file for writing): such a store opens
+	// read-only. Nil when there is none.
+	Freelist error
 	// Sessions maps each damaged session to where its damage starts.
 	Sessions map[string]SessionDamage
 	// Pages counts the pages checked, Events the records found in the
@@ -68,7 +71,9 @@ type SessionDamage struct {
 }
 
 // Damaged reports whether anything is damaged.
-func (d *PageDamage) Damaged() bool { return d.Store != nil || len(d.Sessions) > 0 }
+func (d *PageDamage) Damaged() bool {
+	return d.Store != nil || d.Freelist != nil || len(d.Sessions) > 0
+}
 
 // Err returns the error for reading session id from seq from on (from
 // -1: its bucket, head and header), nil when that is safe, and when d is
@@ -105,10 +110,7 @@ func CheckPages(r io.ReaderAt, size int64, root, pageSize, hw uint64) PageDamage
 		root, pageSize, hw = m.root, uint64(m.size), m.hw
 		if m.freelist != noFreelist && pageSize >= boltMetaPageMin && pageSize <= 1<<20 {
 			w.ps, w.hw = pageSize, hw
-			if err := w.freelist(m.freelist); err != nil {
-				d.Store = err
-				return d
-			}
+			d.Freelist = w.freelist(m.freelist)
 		}
 	}
 	w.ps, w.hw = pageSize, hw
@@ -327,7 +329,9 @@ func (w *pageWalker) session(id string, v []byte, d *PageDamage) {
 		whole(err)
 		return
 	}
-	var bad []byte
+	// A value is keyed by the seq of the last event it holds (pack.go):
+	// the damage starts after the last key read before it.
+	from := int64(0)
 	err = nil
 	for _, events := range subs {
 		r, inline, berr := w.bucket(events, fmt.Sprintf("sessions/%q/events", id))
@@ -335,9 +339,12 @@ func (w *pageWalker) session(id string, v []byte, d *PageDamage) {
 			whole(berr)
 			return
 		}
-		if bad, err = w.visit(r, inline, 3, nil, func(k, v []byte, bucket bool) error {
+		if _, err = w.visit(r, inline, 3, nil, func(k, v []byte, bucket bool) error {
 			if bucket {
 				return corruptf("session %q: the events bucket holds a bucket", errors.Safe(id))
+			}
+			if len(k) == 8 && k[0]&0x80 == 0 {
+				from = max(from, int64(binary.BigEndian.Uint64(k))+1)
 			}
 			d.Events++
 			return nil
@@ -347,10 +354,6 @@ func (w *pageWalker) session(id string, v []byte, d *PageDamage) {
 	}
 	if err == nil {
 		return
-	}
-	from := int64(0)
-	if len(bad) == 8 && bad[0]&0x80 == 0 {
-		from = int64(binary.BigEndian.Uint64(bad))
 	}
 	d.Sessions[id] = SessionDamage{From: from, Err: errors.Wrapf(err,
 		"the records from seq %d on sit on a damaged page", errors.Safe(from))}
@@ -413,44 +416,48 @@ type Tree struct {
 // checked with CheckPages, and the one whose tree is sound above its
 // sessions and holds the most events is taken; a store only grows, so
 // that is the newest the pages still hold. The page size is the damaged
-// meta page's when it reads as one bbolt writes, else this machine's.
+// meta page's when it reads as one bbolt writes, else every one a store
+// may have (pageSizes) is tried: read at the wrong size, a root's children
+// are not pages, and its tree is damaged above the sessions.
 // ErrCorrupt when no page looks like a root.
 func FindTree(r io.ReaderAt, size int64) (Tree, error) {
-	ps := uint64(os.Getpagesize())
+	sizes := pageSizes()
 	var h [boltPageHeader + boltMetaSize]byte
 	if _, err := r.ReadAt(h[:], 0); err == nil {
 		if p := uint64(binary.LittleEndian.Uint32(h[boltPageHeader+8:])); p >= boltMetaPageMin && p <= 1<<16 && p&(p-1) == 0 {
-			ps = p
+			sizes = []uint64{p}
 		}
 	}
-	hw := uint64(size) / ps
-	w := &pageWalker{r: r, size: size, ps: ps, hw: hw}
 	var best Tree
 	found := false
-	for id := uint64(2); id < hw; id++ {
-		w.seen = map[uint64]bool{}
-		n, err := w.page(id)
-		if err != nil || n.flags != pageLeaf || n.count != 2 {
-			continue
-		}
-		k0, k1 := n.key(0), n.key(1)
-		_, b0 := n.value(0)
-		_, b1 := n.value(1)
-		if !b0 || !b1 || !bytes.Equal(k0, bucketMeta) || !bytes.Equal(k1, bucketSessions) {
-			continue
-		}
-		t := Tree{PageSize: ps, Root: id, HW: hw, Damage: CheckPages(r, size, id, ps, hw)}
-		best.Candidates++
-		switch {
-		case !found,
-			best.Damage.Store != nil && t.Damage.Store == nil,
-			(best.Damage.Store == nil) == (t.Damage.Store == nil) && t.Damage.Events > best.Damage.Events:
-			t.Candidates = best.Candidates
-			best, found = t, true
+	for _, ps := range sizes {
+		hw := uint64(size) / ps
+		w := &pageWalker{r: r, size: size, ps: ps, hw: hw}
+		for id := uint64(2); id < hw; id++ {
+			w.seen = map[uint64]bool{}
+			n, err := w.page(id)
+			if err != nil || n.flags != pageLeaf || n.count != 2 {
+				continue
+			}
+			k0, k1 := n.key(0), n.key(1)
+			_, b0 := n.value(0)
+			_, b1 := n.value(1)
+			if !b0 || !b1 || !bytes.Equal(k0, bucketMeta) || !bytes.Equal(k1, bucketSessions) {
+				continue
+			}
+			t := Tree{PageSize: ps, Root: id, HW: hw, Damage: CheckPages(r, size, id, ps, hw)}
+			best.Candidates++
+			switch {
+			case !found,
+				best.Damage.Store != nil && t.Damage.Store == nil,
+				(best.Damage.Store == nil) == (t.Damage.Store == nil) && t.Damage.Events > best.Damage.Events:
+				t.Candidates = best.Candidates
+				best, found = t, true
+			}
 		}
 	}
 	if !found {
-		return Tree{}, corruptf("eventlog: no page of the %d looks like the root of a store's tree", errors.Safe(hw))
+		return Tree{}, corruptf("eventlog: no page looks like the root of a store's tree, at any page size")
 	}
 	return best, nil
 }

@@ -98,11 +98,8 @@ func (s *stager) flush(publish bool) error {
 		if err != nil {
 			return err
 		}
-		eb.FillPercent = 1.0
-		for i, rec := range s.recs {
-			if err := eb.Put(seqKey(first+int64(i)), rec); err != nil {
-				return errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(s.id), errors.Safe(first+int64(i)))
-			}
+		if err := putEvents(eb, s.id, first, s.recs); err != nil {
+			return err
 		}
 		if publish {
 			if err := b.Delete(keyStaging); err != nil {
@@ -296,20 +293,21 @@ func (s *stager) forkFrom(ctx context.Context, source string, at int64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		recs, err := s.l.readChunk(source, next, at+1)
+		payloads, err := s.l.readChunk(source, next, at+1)
 		if err != nil {
 			return err
 		}
-		for i, rec := range recs {
-			ev, err := decodeStoredEvent(source, next+int64(i), rec)
+		for i, p := range payloads {
+			ev, err := decodeStoredEvent(source, next+int64(i), p)
 			if err != nil {
 				return err
 			}
-			if err := s.add(&ev, rec); err != nil {
+			// The record the log would hold, as an append writes it.
+			if err := s.add(&ev, codec.EncodeEventRecord(nil, p)); err != nil {
 				return err
 			}
 		}
-		next += int64(len(recs))
+		next += int64(len(payloads))
 	}
 	return s.flush(true)
 }

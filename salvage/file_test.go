@@ -183,8 +183,8 @@ func TestOpenFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = db.Update(func(tx *bolt.Tx) error {
-			// {f: 3}: a format newer than this code's.
-			return tx.Bucket([]byte("meta")).Put([]byte("format"), codec.EncodeRecord(nil, []byte{0x81, 0xa1, 'f', 0x03}))
+			// {f: 4}: a format newer than this code's.
+			return tx.Bucket([]byte("meta")).Put([]byte("format"), codec.EncodeRecord(nil, []byte{0x81, 0xa1, 'f', 0x04}))
 		})
 		if cerr := db.Close(); err == nil {
 			err = cerr

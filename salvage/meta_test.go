@@ -2,6 +2,7 @@ package salvage_test
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,7 @@ func TestBothMetaPagesZeroed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := os.Getpagesize()
+	ps := int(binary.LittleEndian.Uint32(b[16+8:])) // the page size meta page 0 records
 	clear(b[:2*ps])
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)

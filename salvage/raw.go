@@ -471,12 +471,17 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 				if v == nil {
 					return damagedf("salvage: session %q seq %d: the key holds a bucket, not a record", errors.Safe(id), errors.Safe(seq))
 				}
-				rec, err := value(v, fmt.Sprintf("session %q seq %d", id, seq))
+				val, err := value(v, fmt.Sprintf("session %q seq %d", id, seq))
 				if err != nil {
 					return err
 				}
-				recs = append(recs, record{seq: seq, b: rec})
-				size += len(rec)
+				// A value holds the events up to its key's seq: a pack's,
+				// or one record (eventlog.ValueRecords).
+				_ = eventlog.ValueRecords(seq, val, next, func(s int64, rec []byte) error {
+					recs = append(recs, record{seq: s, b: bytes.Clone(rec)})
+					size += len(rec)
+					return nil
+				})
 				next = seq + 1
 				// Never onto a damaged page: what precedes it is
 				// delivered first.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/sessionlog/sessionlog/eventlog/eventlogtest"
 	"os"
 	"testing"
 
@@ -19,6 +20,10 @@ import (
 //	                     the number of occurrences
 //	break-page PATH ID   damage the page id in the header of the root page
 //	                     of session ID's bucket: bbolt panics reading it
+//	unpack PATH          store every event of the closed store at PATH as
+//	                     one record under its seq, as stores before format
+//	                     3 do (eventlogtest.UnpackStore), so that a marker
+//	                     is in one record's text, uncompressed
 //	flip-meta PATH       flip a bit of the txid of the newest bbolt meta
 //	                     page: bbolt opens the store one commit back
 //
@@ -33,6 +38,9 @@ func TestSalvage(t *testing.T) {
 			return flipDirective(t, td, s.expand(td.CmdArgs[0].String()), td.CmdArgs[1].String())
 		case "flip-meta":
 			return flipMetaDirective(t, td, s.expand(td.CmdArgs[0].String()))
+		case "unpack":
+			eventlogtest.UnpackStore(t, s.expand(td.CmdArgs[0].String()))
+			return "unpacked\n"
 		case "break-page":
 			return breakPageDirective(t, td, s.expand(td.CmdArgs[0].String()), td.CmdArgs[1].String())
 		case "logtool":
