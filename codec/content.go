@@ -148,8 +148,14 @@ func (bk *blockKeys) str(f Fields, bit uint8) (string, error) {
 		return "", corruptOrShort(err)
 	}
 	if t.Kind == KindString {
+		if f.r.strict && !validString(t.Str) {
+			return "", errStrict
+		}
 		bk.typed |= bit
 		return string(t.Str), nil
+	}
+	if f.r.strict {
+		return "", f.r.validateRest(t, f.r.depth)
 	}
 	return "", corruptOrShort(f.r.skipRest(t, maxStoredDepth))
 }

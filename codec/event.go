@@ -103,15 +103,17 @@ func ParseEvent(line []byte, lim Limits) (Event, error) {
 // the seq when it is known and are marked ErrInvalid or ErrCorrupt.
 func DecodeEvent(raw []byte) (Event, error) {
 	e := Event{Raw: raw, Seq: -1}
-	err := e.decode()
+	err := e.decode(false)
 	if err != nil && e.Seq >= 0 {
 		err = AtSeq(err, e.Seq)
 	}
 	return e, err
 }
 
-func (e *Event) decode() error {
-	r := &Reader{b: e.Raw}
+// decode decodes e.Raw into e. When strict, it also checks everything
+// ValidateValue checks, as it reads, and any refusal may be errStrict.
+func (e *Event) decode(strict bool) error {
+	r := &Reader{b: e.Raw, strict: strict, depth: maxStoredDepth}
 	f := Fields{r: r}
 	var data, sources, op []byte
 	var have uint8

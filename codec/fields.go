@@ -61,6 +61,9 @@ func (f Fields) Object(key string, fn func(k []byte) error) error {
 	if t.Kind != KindObject {
 		return f.wrongType(key, "object", t.Kind)
 	}
+	if f.r.strict {
+		return f.strictObject(t.N, fn)
+	}
 	for i := 0; i < t.N; i++ {
 		k, ok, err := f.r.key()
 		if err != nil {
@@ -85,22 +88,38 @@ func (f Fields) Array(key string, fn func(i int) error) error {
 	if t.Kind != KindArray {
 		return f.wrongType(key, "array", t.Kind)
 	}
+	if f.r.strict {
+		if f.r.depth <= 0 {
+			return errStrict
+		}
+		f.r.depth--
+	}
 	for i := 0; i < t.N; i++ {
 		if err := fn(i); err != nil {
 			return err
 		}
 	}
+	if f.r.strict {
+		f.r.depth++
+	}
 	return nil
 }
 
 func (f Fields) Skip() error {
+	if f.r.strict {
+		return f.r.validate(f.r.depth)
+	}
 	return corruptOrShort(f.r.Skip(maxStoredDepth))
 }
 
 // raw returns the bytes of the next value, whatever its kind but null.
 func (f Fields) Raw(key string) ([]byte, error) {
 	start := f.r.off
-	if err := f.r.Skip(maxStoredDepth); err != nil {
+	if f.r.strict {
+		if err := f.r.validate(f.r.depth); err != nil {
+			return nil, err
+		}
+	} else if err := f.r.Skip(maxStoredDepth); err != nil {
 		return nil, corruptOrShort(err)
 	}
 	if f.r.b[start] == mpNil {
@@ -132,6 +151,9 @@ func (f Fields) Str(key string) (string, error) {
 	if t.Kind != KindString {
 		return "", f.wrongType(key, "string", t.Kind)
 	}
+	if f.r.strict && !validString(t.Str) {
+		return "", errStrict
+	}
 	return string(t.Str), nil
 }
 
@@ -146,30 +168,94 @@ func (f Fields) Name(key string) (string, error) {
 	if t.Kind != KindString {
 		return "", f.wrongType(key, "string", t.Kind)
 	}
-	return intern(t.Str), nil
+	if s, ok := interned(t.Str); ok {
+		return s, nil
+	}
+	if f.r.strict && !validString(t.Str) {
+		return "", errStrict
+	}
+	return string(t.Str), nil
 }
 
-// interned are the names name returns without allocating.
-var interned = func() map[string]string {
-	m := map[string]string{}
-	for _, n := range []string{
-		TypeTurnStart, TypeTurnEnd, TypeStepStart, TypeStepEnd, TypeUserMessage, TypePromptBlocked,
-		TypeContextMessage, TypeSteeringMessage, TypeAssistantChunk, TypeAssistantMessage, TypeToolCall,
-		TypeToolResult, TypeRequestHeader, TypeHeaderDelta, TypeRequestDigest, TypeCompactStart,
-		TypeCompactSummary, TypeCompactEnd, BlockText, BlockReasoning, BlockToolCall, BlockToolResult,
-		"block-start", "text-delta", "reasoning-delta", "tool-call-delta", "block-end", "usage", "finish",
-		"user", "plugin", "completed", "aborted", "error", "interrupted", "disposed",
-	} {
-		m[n] = n
+// interned returns the engine's own name b spells (an event, chunk or
+// block type, a source kind, a reason), which name returns without
+// allocating; ok is false for any other string.
+func interned(b []byte) (s string, ok bool) {
+	switch string(b) {
+	case TypeTurnStart:
+		return TypeTurnStart, true
+	case TypeTurnEnd:
+		return TypeTurnEnd, true
+	case TypeStepStart:
+		return TypeStepStart, true
+	case TypeStepEnd:
+		return TypeStepEnd, true
+	case TypeUserMessage:
+		return TypeUserMessage, true
+	case TypePromptBlocked:
+		return TypePromptBlocked, true
+	case TypeContextMessage:
+		return TypeContextMessage, true
+	case TypeSteeringMessage:
+		return TypeSteeringMessage, true
+	case TypeAssistantChunk:
+		return TypeAssistantChunk, true
+	case TypeAssistantMessage:
+		return TypeAssistantMessage, true
+	case TypeToolCall:
+		return TypeToolCall, true
+	case TypeToolResult:
+		return TypeToolResult, true
+	case TypeRequestHeader:
+		return TypeRequestHeader, true
+	case TypeHeaderDelta:
+		return TypeHeaderDelta, true
+	case TypeRequestDigest:
+		return TypeRequestDigest, true
+	case TypeCompactStart:
+		return TypeCompactStart, true
+	case TypeCompactSummary:
+		return TypeCompactSummary, true
+	case TypeCompactEnd:
+		return TypeCompactEnd, true
+	case BlockText:
+		return BlockText, true
+	case BlockReasoning:
+		return BlockReasoning, true
+	case BlockToolCall:
+		return BlockToolCall, true
+	case BlockToolResult:
+		return BlockToolResult, true
+	case "block-start":
+		return "block-start", true
+	case "text-delta":
+		return "text-delta", true
+	case "reasoning-delta":
+		return "reasoning-delta", true
+	case "tool-call-delta":
+		return "tool-call-delta", true
+	case "block-end":
+		return "block-end", true
+	case "usage":
+		return "usage", true
+	case "finish":
+		return "finish", true
+	case "user":
+		return "user", true
+	case "plugin":
+		return "plugin", true
+	case "completed":
+		return "completed", true
+	case "aborted":
+		return "aborted", true
+	case "error":
+		return "error", true
+	case "interrupted":
+		return "interrupted", true
+	case "disposed":
+		return "disposed", true
 	}
-	return m
-}()
-
-func intern(b []byte) string {
-	if s, ok := interned[string(b)]; ok {
-		return s
-	}
-	return string(b)
+	return "", false
 }
 
 func (f Fields) Boolean(key string) (bool, error) {

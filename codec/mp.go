@@ -197,6 +197,11 @@ func (t Token) Number() float64 {
 type Reader struct {
 	b   []byte
 	off int
+	// strict makes the Fields reading from r check everything
+	// ValidateValue checks, as they read (DecodeStoredEvent); depth is
+	// then the nesting still allowed at r's position.
+	strict bool
+	depth  int
 }
 
 // NewReader returns a Reader over b.

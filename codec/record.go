@@ -102,53 +102,141 @@ func ValidateValue(mp []byte) error {
 	return nil
 }
 
+// validate checks one value at r's position (see ValidateValue): depth is
+// the nesting still allowed, a container at depth 0 is refused. The kinds
+// nearly every item has are read without making a Token.
 func (r *Reader) validate(depth int) error {
+	if r.off < len(r.b) {
+		switch c := r.b[r.off]; {
+		case c <= 0x7f || c >= 0xe0 || c == mpNil || c == mpFalse || c == mpTrue:
+			r.off++
+			return nil
+		case c&0xe0 == 0xa0:
+			if n := int(c & 0x1f); n < len(r.b)-r.off {
+				r.off += 1 + n
+				return checkString(r.b[r.off-n : r.off])
+			}
+		case c&0xe0 == 0x80: // fixmap 0x80-0x8f, fixarray 0x90-0x9f
+			r.off++
+			n := int(c & 0x0f)
+			if c < 0x90 {
+				return r.validateObject(n, depth)
+			}
+			return r.validateArray(n, depth)
+		}
+	}
 	t, err := r.Next()
 	if err != nil {
 		return err
 	}
+	return r.validateRest(t, depth)
+}
+
+// validateRest checks what follows t, which validate's caller has read:
+// a string's bytes, or an array's or map's elements.
+func (r *Reader) validateRest(t Token, depth int) error {
 	switch t.Kind {
 	case KindString:
-		if !validWTF8(t.Str) {
-			return errors.New("codec: string is not UTF-8")
-		}
-		return nil
-	case KindArray, KindObject:
-	default:
-		return nil
+		return checkString(t.Str)
+	case KindArray:
+		return r.validateArray(t.N, depth)
+	case KindObject:
+		return r.validateObject(t.N, depth)
+	}
+	return nil
+}
+
+var (
+	errNotUTF8    = errors.New("codec: string is not UTF-8")
+	errKeyNotUTF8 = errors.New("codec: key is not UTF-8")
+	errDeep       = errors.New("codec: nesting too deep")
+	errKeyKind    = errors.New("codec: object key is not a string")
+	errDupKey     = errors.New("codec: duplicate object key")
+)
+
+func checkString(s []byte) error {
+	if !validString(s) {
+		return errNotUTF8
+	}
+	return nil
+}
+
+// validateArray checks the n elements of an array whose header was read.
+func (r *Reader) validateArray(n, depth int) error {
+	if n > len(r.b)-r.off {
+		return errShort
 	}
 	if depth <= 0 {
-		return errors.New("codec: nesting too deep")
+		return errDeep
 	}
-	if t.Kind == KindArray {
-		for i := 0; i < t.N; i++ {
-			if err := r.validate(depth - 1); err != nil {
-				return err
-			}
+	for i := 0; i < n; i++ {
+		if err := r.validate(depth - 1); err != nil {
+			return err
 		}
-		return nil
 	}
-	var keys keySet
-	for i := 0; i < t.N; i++ {
-		k, ok, err := r.key()
+	return nil
+}
+
+// validateObject checks the n pairs of a map whose header was read.
+func (r *Reader) validateObject(n, depth int) error {
+	if n > (len(r.b)-r.off)/2 {
+		return errShort
+	}
+	if depth <= 0 {
+		return errDeep
+	}
+	if n > smallMembers {
+		return r.validateBigObject(n, depth)
+	}
+	var keys smallKeys
+	for i := 0; i < n; i++ {
+		start, err := r.member()
 		if err != nil {
 			return err
 		}
-		if !ok {
-			return errors.New("codec: object key is not a string")
-		}
-		if !validWTF8(k) {
-			return errors.New("codec: key is not UTF-8")
-		}
-		// Compare keys by their string bytes, independent of header width.
-		if !keys.add(r.b, r.off-len(k), r.off) {
-			return errors.New("codec: duplicate object key")
+		if !keys.add(r.b, start, r.off) {
+			return errDupKey
 		}
 		if err := r.validate(depth - 1); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// validateBigObject is validateObject for a map of more than smallMembers
+// pairs.
+func (r *Reader) validateBigObject(n, depth int) error {
+	var keys keySet
+	for i := 0; i < n; i++ {
+		start, err := r.member()
+		if err != nil {
+			return err
+		}
+		if !keys.add(r.b, start, r.off) {
+			return errDupKey
+		}
+		if err := r.validate(depth - 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// member reads and checks a map key, which must be a WTF-8 string, and
+// returns where its bytes start (they end at r.off).
+func (r *Reader) member() (int, error) {
+	k, ok, err := r.key()
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 0, errKeyKind
+	}
+	if !validString(k) {
+		return 0, errKeyNotUTF8
+	}
+	return r.off - len(k), nil
 }
 
 // checksums returns a framed record's stored CRC32C trailer and the one
