@@ -63,12 +63,37 @@ func (b Block) AppendJSON(dst []byte) []byte {
 
 func decodeContent(f Fields, key string) (Content, error) {
 	var c Content
+	// Room for the blocks the header declares, up to a few: every block
+	// takes bytes, but a declared count is not yet a decoded one.
+	if n := min(arrayLen(f.r), maxPresized); n > 0 {
+		c.Blocks = make([]Block, 0, n)
+	}
 	err := f.Array(key, func(int) error {
 		b, err := decodeBlock(f, key)
 		c.Blocks = append(c.Blocks, b)
 		return err
 	})
 	return c, err
+}
+
+// maxPresized bounds the capacity decodeContent gives a block slice
+// before it has decoded a block.
+const maxPresized = 8
+
+// elemKey is key+"[]", the name of an element of the array key in
+// errors, without allocating for the arrays of blocks the codec reads.
+func elemKey(key string) string {
+	switch key {
+	case "content":
+		return "content[]"
+	case "summary":
+		return "summary[]"
+	case "block.content":
+		return "block.content[]"
+	case "block":
+		return "block[]"
+	}
+	return key + "[]"
 }
 
 // Block fields, as bits of blockKeys.
@@ -93,7 +118,7 @@ func decodeBlock(f Fields, key string) (Block, error) {
 	var bk blockKeys
 	var inner []byte
 	start := f.r.off
-	err := f.Object(key+"[]", func(k []byte) error {
+	err := f.Object(elemKey(key), func(k []byte) error {
 		var err error
 		switch string(k) {
 		case "type":
@@ -143,6 +168,13 @@ func decodeBlock(f Fields, key string) (Block, error) {
 
 func (bk *blockKeys) str(f Fields, bit uint8) (string, error) {
 	bk.seen |= bit
+	if s, ok := f.r.strBytes(); ok {
+		if f.r.strict && !validString(s) {
+			return "", errStrict
+		}
+		bk.typed |= bit
+		return string(s), nil
+	}
 	t, err := f.r.Next()
 	if err != nil {
 		return "", corruptOrShort(err)

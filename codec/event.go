@@ -197,6 +197,11 @@ func (e *Event) decodeMarkers(op, sources []byte) error {
 	}
 	e.HasSources = true
 	f := Fields{r: &Reader{b: sources}}
+	if n := min(arrayLen(f.r), 512); n > 0 {
+		// Room for the declared entries, up to a bound: a declared count
+		// is not yet a decoded one.
+		e.Sources = make([]int64, 0, n)
+	}
 	ascending := true
 	err = f.Array("sourceEventSeqs", func(int) error {
 		s, err := f.Count("sourceEventSeqs[]")

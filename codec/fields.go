@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/binary"
 	"math"
 
 	"github.com/cockroachdb/errors"
@@ -144,6 +145,12 @@ func (f Fields) RawObject(key string) ([]byte, error) {
 }
 
 func (f Fields) Str(key string) (string, error) {
+	if s, ok := f.r.strBytes(); ok {
+		if f.r.strict && !validString(s) {
+			return "", errStrict
+		}
+		return string(s), nil
+	}
 	t, err := f.r.Next()
 	if err != nil {
 		return "", corruptOrShort(err)
@@ -161,20 +168,24 @@ func (f Fields) Str(key string) (string, error) {
 // event, chunk or block type, a source kind): those are returned without
 // allocating.
 func (f Fields) Name(key string) (string, error) {
-	t, err := f.r.Next()
-	if err != nil {
-		return "", corruptOrShort(err)
+	b, ok := f.r.strBytes()
+	if !ok {
+		t, err := f.r.Next()
+		if err != nil {
+			return "", corruptOrShort(err)
+		}
+		if t.Kind != KindString {
+			return "", f.wrongType(key, "string", t.Kind)
+		}
+		b = t.Str
 	}
-	if t.Kind != KindString {
-		return "", f.wrongType(key, "string", t.Kind)
-	}
-	if s, ok := interned(t.Str); ok {
+	if s, ok := interned(b); ok {
 		return s, nil
 	}
-	if f.r.strict && !validString(t.Str) {
+	if f.r.strict && !validString(b) {
 		return "", errStrict
 	}
-	return string(t.Str), nil
+	return string(b), nil
 }
 
 // interned returns the engine's own name b spells (an event, chunk or
@@ -270,6 +281,15 @@ func (f Fields) Boolean(key string) (bool, error) {
 }
 
 func (f Fields) Number(key string) (float64, error) {
+	if v, ok := f.r.smallUint(); ok {
+		return float64(v), nil
+	}
+	if b := f.r.b[f.r.off:]; len(b) >= 9 && b[0] == mpUint64 {
+		// A time in milliseconds; beyond int64, Next reads it as a
+		// KindFloat of the same value.
+		f.r.off += 9
+		return float64(binary.BigEndian.Uint64(b[1:])), nil
+	}
 	t, err := f.r.Next()
 	if err != nil {
 		return 0, corruptOrShort(err)
@@ -282,6 +302,9 @@ func (f Fields) Number(key string) (float64, error) {
 
 // integer reads a number that must be an integer within ±2^53.
 func (f Fields) Integer(key string) (int64, error) {
+	if v, ok := f.r.smallUint(); ok {
+		return v, nil // below 2^32
+	}
 	t, err := f.r.Next()
 	if err != nil {
 		return 0, corruptOrShort(err)

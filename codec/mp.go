@@ -411,6 +411,78 @@ func (r *Reader) key() ([]byte, bool, error) {
 	return t.Str, t.Kind == KindString, nil
 }
 
+// smallUint reads a non-negative integer of at most 32 bits (positive
+// fixint, uint8, uint16 or uint32), the form nearly every seq, turn and
+// count has, without making a Token; ok is false, and nothing is read,
+// for any other item.
+func (r *Reader) smallUint() (v int64, ok bool) {
+	b := r.b[r.off:]
+	if len(b) == 0 {
+		return 0, false
+	}
+	switch c := b[0]; {
+	case c <= 0x7f:
+		r.off++
+		return int64(c), true
+	case c == mpUint8 && len(b) >= 2:
+		r.off += 2
+		return int64(b[1]), true
+	case c == mpUint16 && len(b) >= 3:
+		r.off += 3
+		return int64(binary.BigEndian.Uint16(b[1:])), true
+	case c == mpUint32 && len(b) >= 5:
+		r.off += 5
+		return int64(binary.BigEndian.Uint32(b[1:])), true
+	}
+	return 0, false
+}
+
+// strBytes reads a string item (any width) without making a Token; ok
+// is false, and nothing is read, for any other item or a truncated one.
+func (r *Reader) strBytes() (s []byte, ok bool) {
+	b := r.b[r.off:]
+	if len(b) == 0 {
+		return nil, false
+	}
+	var n, h int
+	switch c := b[0]; {
+	case c&0xe0 == 0xa0:
+		n, h = int(c&0x1f), 1
+	case c == mpStr8 && len(b) >= 2:
+		n, h = int(b[1]), 2
+	case c == mpStr16 && len(b) >= 3:
+		n, h = int(binary.BigEndian.Uint16(b[1:])), 3
+	default:
+		return nil, false
+	}
+	if n > len(b)-h {
+		return nil, false
+	}
+	r.off += h + n
+	return b[h : h+n], true
+}
+
+// arrayLen returns the element count an array header at r's position
+// declares, bounded by the bytes that follow it (every element takes at
+// least one); 0 when no whole array header is there. It reads nothing.
+func arrayLen(r *Reader) int {
+	b := r.b[r.off:]
+	var n int
+	switch {
+	case len(b) == 0:
+		return 0
+	case b[0]&0xf0 == 0x90:
+		n, b = int(b[0]&0x0f), b[1:]
+	case b[0] == mpArray16 && len(b) >= 3:
+		n, b = int(binary.BigEndian.Uint16(b[1:])), b[3:]
+	case b[0] == mpArray32 && len(b) >= 5:
+		n, b = int(binary.BigEndian.Uint32(b[1:])), b[5:]
+	default:
+		return 0
+	}
+	return min(n, len(b))
+}
+
 // peek returns the next format byte without consuming it (0 at the end,
 // which is a positive fixint and never a container or boolean).
 func (r *Reader) peek() byte {
