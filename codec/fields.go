@@ -55,17 +55,21 @@ func (f Fields) wrongType(key string, want string, got Kind) error {
 // object reads a map header and calls fn for every key, leaving fn to read
 // the value (fn must consume exactly one value, or call skip).
 func (f Fields) Object(key string, fn func(k []byte) error) error {
-	t, err := f.r.Next()
-	if err != nil {
-		return corruptOrShort(err)
-	}
-	if t.Kind != KindObject {
-		return f.wrongType(key, "object", t.Kind)
+	n, ok := f.r.fixHeader(0x80, 2)
+	if !ok {
+		t, err := f.r.Next()
+		if err != nil {
+			return corruptOrShort(err)
+		}
+		if t.Kind != KindObject {
+			return f.wrongType(key, "object", t.Kind)
+		}
+		n = t.N
 	}
 	if f.r.strict {
-		return f.strictObject(t.N, fn)
+		return f.strictObject(n, fn)
 	}
-	for i := 0; i < t.N; i++ {
+	for i := 0; i < n; i++ {
 		k, ok, err := f.r.key()
 		if err != nil {
 			return corruptOrShort(err)
@@ -82,12 +86,16 @@ func (f Fields) Object(key string, fn func(k []byte) error) error {
 
 // array reads an array header and calls fn for each element index.
 func (f Fields) Array(key string, fn func(i int) error) error {
-	t, err := f.r.Next()
-	if err != nil {
-		return corruptOrShort(err)
-	}
-	if t.Kind != KindArray {
-		return f.wrongType(key, "array", t.Kind)
+	n, ok := f.r.fixHeader(0x90, 1)
+	if !ok {
+		t, err := f.r.Next()
+		if err != nil {
+			return corruptOrShort(err)
+		}
+		if t.Kind != KindArray {
+			return f.wrongType(key, "array", t.Kind)
+		}
+		n = t.N
 	}
 	if f.r.strict {
 		if f.r.depth <= 0 {
@@ -95,7 +103,7 @@ func (f Fields) Array(key string, fn func(i int) error) error {
 		}
 		f.r.depth--
 	}
-	for i := 0; i < t.N; i++ {
+	for i := 0; i < n; i++ {
 		if err := fn(i); err != nil {
 			return err
 		}

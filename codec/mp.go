@@ -411,6 +411,23 @@ func (r *Reader) key() ([]byte, bool, error) {
 	return t.Str, t.Kind == KindString, nil
 }
 
+// fixHeader reads a fixmap (base 0x80, per 2) or fixarray (base 0x90,
+// per 1) header, the form nearly every container has, without making a
+// Token; ok is false, and nothing is read, for any other item and for a
+// count the remaining bytes cannot hold (Next then says why).
+func (r *Reader) fixHeader(base byte, per int) (n int, ok bool) {
+	if r.off < len(r.b) {
+		if c := r.b[r.off]; c&0xf0 == base {
+			n := int(c & 0x0f)
+			if n <= (len(r.b)-r.off-1)/per {
+				r.off++
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
+
 // smallUint reads a non-negative integer of at most 32 bits (positive
 // fixint, uint8, uint16 or uint32), the form nearly every seq, turn and
 // count has, without making a Token; ok is false, and nothing is read,

@@ -116,6 +116,19 @@ func (r *Reader) validate(depth int) error {
 				r.off += 1 + n
 				return checkString(r.b[r.off-n : r.off])
 			}
+		case c >= mpUint8 && c <= mpInt64:
+			// Integers of every width: any bits are a value.
+			if n := 1 << ((c - mpUint8) & 3); n < len(r.b)-r.off {
+				r.off += 1 + n
+				return nil
+			}
+		case c == mpStr8:
+			if r.off+1 < len(r.b) {
+				if n := int(r.b[r.off+1]); n <= len(r.b)-r.off-2 {
+					r.off += 2 + n
+					return checkString(r.b[r.off-n : r.off])
+				}
+			}
 		case c&0xe0 == 0x80: // fixmap 0x80-0x8f, fixarray 0x90-0x9f
 			r.off++
 			n := int(c & 0x0f)
