@@ -1,6 +1,10 @@
 package codec
 
-import "github.com/cockroachdb/errors"
+import (
+	"strings"
+
+	"github.com/cockroachdb/errors"
+)
 
 // Block type names the engine reads (SPEC §2.6). Any other block type is
 // opaque and passed through to requests unchanged.
@@ -113,9 +117,62 @@ const (
 // known, in check.
 type blockKeys struct{ seen, typed uint8 }
 
+// The string fields of a block, as indices of blockStrings.
+const (
+	bsText = iota
+	bsID
+	bsName
+	bsArguments
+	bsToolCallID
+	numBlockStrings
+)
+
+// blockStrings are where a block's string fields lie in the buffer (start
+// and end offsets; empty for a field absent or of another kind), so that
+// they can be copied out in one allocation once the block's type is known.
+type blockStrings [numBlockStrings][2]int
+
+// set copies the fields into b: one allocation for them all.
+func (bs *blockStrings) set(buf []byte, b *Block) {
+	total, n := 0, 0
+	for _, s := range bs {
+		if s[1] > s[0] {
+			total += s[1] - s[0]
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	var all string
+	if n == 1 {
+		for _, s := range bs {
+			if s[1] > s[0] {
+				all = string(buf[s[0]:s[1]])
+			}
+		}
+	} else {
+		var sb strings.Builder
+		sb.Grow(total)
+		for _, s := range bs {
+			sb.Write(buf[s[0]:s[1]])
+		}
+		all = sb.String()
+	}
+	fields := [numBlockStrings]*string{&b.Text, &b.ID, &b.Name, &b.Arguments, &b.ToolCallID}
+	at := 0
+	for i, s := range bs {
+		if s[1] > s[0] {
+			*fields[i] = all[at : at+s[1]-s[0]]
+			at += s[1] - s[0]
+		}
+	}
+}
+
 func decodeBlock(f Fields, key string) (Block, error) {
 	var b Block
 	var bk blockKeys
+	var bs blockStrings
 	var inner []byte
 	start := f.r.off
 	err := f.Object(elemKey(key), func(k []byte) error {
@@ -124,15 +181,15 @@ func decodeBlock(f Fields, key string) (Block, error) {
 		case "type":
 			b.Type, err = f.Name("block.type")
 		case "text":
-			b.Text, err = bk.str(f, bkText)
+			bs[bsText], err = bk.str(f, bkText)
 		case "id":
-			b.ID, err = bk.str(f, bkID)
+			bs[bsID], err = bk.str(f, bkID)
 		case "name":
-			b.Name, err = bk.str(f, bkName)
+			bs[bsName], err = bk.str(f, bkName)
 		case "arguments":
-			b.Arguments, err = bk.str(f, bkArguments)
+			bs[bsArguments], err = bk.str(f, bkArguments)
 		case "toolCallId":
-			b.ToolCallID, err = bk.str(f, bkToolCallID)
+			bs[bsToolCallID], err = bk.str(f, bkToolCallID)
 		case "content":
 			// Only a tool-result's content is read, and the type may come
 			// later: keep the bytes and decode them once the type is known.
@@ -154,7 +211,14 @@ func decodeBlock(f Fields, key string) (Block, error) {
 		return err
 	})
 	if err != nil {
+		bs.set(f.r.b, &b)
 		return b, err
+	}
+	switch b.Type {
+	case "", BlockText, BlockReasoning, BlockToolCall, BlockToolResult:
+		bs.set(f.r.b, &b)
+	default:
+		// Opaque: check keeps none of the fields.
 	}
 	b.Raw = f.r.b[start:f.r.off]
 	if b.Type == BlockToolResult && bk.has(bkContent) {
@@ -166,30 +230,33 @@ func decodeBlock(f Fields, key string) (Block, error) {
 	return b, b.check(bk)
 }
 
-func (bk *blockKeys) str(f Fields, bit uint8) (string, error) {
+// str reads the value of a block's string field, marking bit seen, and
+// typed when the value is a string; it returns where the string's bytes
+// lie in the buffer (nothing for another kind, whose value it skips).
+func (bk *blockKeys) str(f Fields, bit uint8) ([2]int, error) {
 	bk.seen |= bit
 	if s, ok := f.r.strBytes(); ok {
 		if f.r.strict && !validString(s) {
-			return "", errStrict
+			return [2]int{}, errStrict
 		}
 		bk.typed |= bit
-		return string(s), nil
+		return [2]int{f.r.off - len(s), f.r.off}, nil
 	}
 	t, err := f.r.Next()
 	if err != nil {
-		return "", corruptOrShort(err)
+		return [2]int{}, corruptOrShort(err)
 	}
 	if t.Kind == KindString {
 		if f.r.strict && !validString(t.Str) {
-			return "", errStrict
+			return [2]int{}, errStrict
 		}
 		bk.typed |= bit
-		return string(t.Str), nil
+		return [2]int{f.r.off - len(t.Str), f.r.off}, nil
 	}
 	if f.r.strict {
-		return "", f.r.validateRest(t, f.r.depth)
+		return [2]int{}, f.r.validateRest(t, f.r.depth)
 	}
-	return "", corruptOrShort(f.r.skipRest(t, maxStoredDepth))
+	return [2]int{}, corruptOrShort(f.r.skipRest(t, maxStoredDepth))
 }
 
 // has reports whether every field in bits was present with the right kind.
