@@ -1,10 +1,10 @@
 package codec
 
 import (
-	"github.com/cockroachdb/errors"
-
 	"encoding/binary"
 	"unicode/utf8"
+
+	"github.com/cockroachdb/errors"
 )
 
 // validString is validWTF8 with a fast path for ASCII, which nearly every
