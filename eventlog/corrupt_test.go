@@ -346,8 +346,9 @@ func TestCorruptRecords(t *testing.T) {
 	}
 }
 
-// TestRecords: the raw walk gives every stored record, undecoded, with
-// its key; a bad key stops it with ErrCorrupt.
+// TestRecords: the raw walk gives every event's record, undecoded, with
+// its seq, the same whether the event is applied to the tree (in a pack)
+// or not yet (in the tail).
 func TestRecords(t *testing.T) {
 	ctx := context.Background()
 	l, _ := openLog(t, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
@@ -357,9 +358,14 @@ func TestRecords(t *testing.T) {
 	var want [][]byte
 	for seq := int64(0); seq < 600; seq++ { // more than two read chunks
 		ev := noteEvent(t, seq, marker("s", seq))
-		want = append(want, codec.EncodeEventRecord(nil, ev.Raw))
+		want = append(want, codec.EncodeRecord(nil, ev.Raw)) // applied or not
 		if err := l.Append(ctx, "s", []codec.Event{ev}); err != nil {
 			t.Fatal(err)
+		}
+		if seq == 300 { // the first half in the tree, the rest in the tail
+			if err := eventlog.Apply(l); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for _, from := range []int64{0, 255, 256, 599, 600} {

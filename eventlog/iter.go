@@ -123,10 +123,7 @@ func (it *iterator) load() error {
 // frame checked by readChunk), checking the payload and that its seq is
 // seq. Failures are ErrCorrupt naming session and seq.
 func decodeStoredEvent(session string, seq int64, payload []byte) (codec.Event, error) {
-	if err := codec.ValidateValue(payload); err != nil {
-		return codec.Event{}, errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(seq))
-	}
-	ev, err := codec.DecodeEvent(payload)
+	ev, err := codec.DecodeStoredEvent(payload) // ValidateValue and DecodeEvent, in one pass
 	if err != nil {
 		return codec.Event{}, errors.Wrapf(asCorrupt(err), "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(seq))
 	}
@@ -249,13 +246,16 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 	return out, nil
 }
 
-// Records calls fn with every record stored in the session's events
-// bucket from key seq from on (from 0: every key), in key order, as stored: the framed record,
-// not decoded, and its key decoded (an 8-byte big-endian seq; any other
-// key is ErrCorrupt and stops the walk). It does not stop at the head's
-// next seq nor check that seqs are contiguous: that is verify's job.
-// rec is valid only during the call. An error from fn stops the walk and
-// is returned as is. The walk reads in chunks, one read transaction each.
+// Records calls fn with the record of every event stored in the
+// session's events bucket from seq from on (from 0: every key), in seq
+// order, not decoded: each event of a pack framed as a version 1 record
+// (ValueRecords), a value written before format 3 as it is stored, and an
+// event not yet applied as the tree will hold it; a value's key is
+// decoded (an 8-byte big-endian seq; any other key is ErrCorrupt and
+// stops the walk). It does not stop at the head's next seq nor check that
+// seqs are contiguous: that is verify's job. rec is valid only during the
+// call. An error from fn stops the walk and is returned as is. The walk
+// reads in chunks, one read transaction each.
 func (l *Log) Records(ctx context.Context, session string, from int64, fn func(seq int64, rec []byte) error) error {
 	if from < 0 {
 		return invalidf("eventlog: records of session %q from seq %d", errors.Safe(session), errors.Safe(from))
@@ -269,7 +269,7 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 			return err
 		}
 		defer l.ops.Done()
-		return l.tailRecords(ctx, &t, from, fn)
+		return l.tailRecords(ctx, session, &t, from, fn)
 	}
 	var buf []byte
 	offs := make([]int, 0, chunkRecords)
@@ -304,7 +304,7 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 				// check that seeking seq 0 finds what the walk finds.
 				sk := k
 				k, v = c.First()
-				if k != nil && !bytes.Equal(sk, k) && bytes.Equal(k, seqKey(0)) {
+				if k != nil && !bytes.Equal(sk, k) && len(k) == seqKeyLen {
 					return corruptf("eventlog: session %q: seeking seq 0 finds another key: the events index is damaged",
 						errors.Safe(session))
 				}
@@ -366,7 +366,7 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 		}
 		if !more {
 			if t.ok {
-				return l.tailRecords(ctx, &t, max(next, from), fn)
+				return l.tailRecords(ctx, session, &t, max(next, from), fn)
 			}
 			return nil
 		}
@@ -377,14 +377,24 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 var errStopRecords = errors.New("eventlog: stop")
 
 // tailRecords passes the tail's records from seq from on to fn.
-func (l *Log) tailRecords(ctx context.Context, t *tailView, from int64, fn func(seq int64, rec []byte) error) error {
+func (l *Log) tailRecords(ctx context.Context, session string, t *tailView, from int64, fn func(seq int64, rec []byte) error) error {
 	for seq := max(from, t.first); seq < t.next(); seq++ {
 		if (seq-t.first)%chunkRecords == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if err := fn(seq, t.recs[seq-t.first]); err != nil {
+		// As the tree will hold it: one version 1 frame (ValueRecords),
+		// whether or not it is applied yet.
+		rec := t.recs[seq-t.first]
+		if !bytes.Equal(rec[:1], []byte{codec.RecordVersion}) {
+			p, err := codec.Unframe(rec, codec.MaxRecord)
+			if err != nil {
+				return errors.Wrapf(err, "eventlog: records of session %q seq %d", errors.Safe(session), errors.Safe(seq))
+			}
+			rec = codec.EncodeRecord(nil, p)
+		}
+		if err := fn(seq, rec); err != nil {
 			return err
 		}
 	}

@@ -112,17 +112,19 @@ func unpack(last int64, v []byte) (first int64, payloads [][]byte, err error) {
 // session's events bucket, stored under key seq last, holds, from seq
 // from on: a pack's events, each framed as a version 1 record
 // (codec.EncodeRecord), at their seqs; one event's record as it is, at
-// last. A pack that does not decode is passed whole, at last, for the
-// caller's codec.DecodeRecord to refuse (ErrCorrupt). It is how Records
-// and salvage read a value: the records they pass on are the events', as
-// verify checks them. fn's error is returned as is.
+// last. A pack that does not decode is passed whole, for the caller's
+// codec.DecodeRecord to refuse (ErrCorrupt), at from when from <= last
+// (a walk's next seq, which the pack holds when it is whole), else at
+// last. It is how Records and salvage read a value: the records they
+// pass on are the events', as verify checks them. fn's error is
+// returned as is.
 func ValueRecords(last int64, v []byte, from int64, fn func(seq int64, rec []byte) error) error {
 	if !codec.IsPack(v) {
 		return fn(last, v)
 	}
 	first, payloads, err := unpack(last, v)
 	if err != nil {
-		return fn(last, v)
+		return fn(min(max(from, 0), last), v)
 	}
 	var rec []byte
 	for i, p := range payloads {

@@ -125,10 +125,13 @@ func CheckPages(r io.ReaderAt, size int64, root, pageSize, hw uint64) PageDamage
 
 // pageWalker reads and checks pages.
 type pageWalker struct {
-	r      io.ReaderAt
-	size   int64
-	ps, hw uint64
-	seen   map[uint64]bool
+	// ordered checks that the keys of each page are in order, and not
+	// below the key the branch above gives the page (events buckets).
+	ordered bool
+	r       io.ReaderAt
+	size    int64
+	ps, hw  uint64
+	seen    map[uint64]bool
 }
 
 // node is a checked page: its elements and the bytes they point into.
@@ -245,6 +248,18 @@ func (w *pageWalker) visit(root uint64, inline []byte, depth int, lo []byte,
 	if err != nil {
 		return lo, err
 	}
+	if w.ordered {
+		// Seeks trust the order of keys, a walk does not see it: keys out
+		// of order send a seek astray while every page reads.
+		for i := 1; i < n.count; i++ {
+			if bytes.Compare(n.key(i-1), n.key(i)) >= 0 {
+				return lo, w.damagef(root, "its keys are out of order at element %d", i)
+			}
+		}
+		if n.count > 0 && lo != nil && bytes.Compare(n.key(0), lo) < 0 {
+			return lo, w.damagef(root, "its first key sorts before the key the page above gives it")
+		}
+	}
 	if n.flags == pageBranch {
 		for i := 0; i < n.count; i++ {
 			if bad, err := w.visit(n.child(i), nil, depth+1, n.key(i), fn); err != nil {
@@ -339,7 +354,8 @@ func (w *pageWalker) session(id string, v []byte, d *PageDamage) {
 			whole(berr)
 			return
 		}
-		if _, err = w.visit(r, inline, 3, nil, func(k, v []byte, bucket bool) error {
+		w.ordered = true // a value is found by a seek for its seqs
+		_, err = w.visit(r, inline, 3, nil, func(k, v []byte, bucket bool) error {
 			if bucket {
 				return corruptf("session %q: the events bucket holds a bucket", errors.Safe(id))
 			}
@@ -348,7 +364,9 @@ func (w *pageWalker) session(id string, v []byte, d *PageDamage) {
 			}
 			d.Events++
 			return nil
-		}); err != nil {
+		})
+		w.ordered = false
+		if err != nil {
 			break
 		}
 	}

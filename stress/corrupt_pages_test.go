@@ -3,6 +3,7 @@ package stress_test
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/sessionlog/sessionlog/codec"
 	"sort"
 
 	"github.com/cockroachdb/errors"
@@ -224,7 +225,7 @@ func (w *walker) page(off int, path []string, own bool) error {
 				}
 				continue
 			}
-			r = valueRegion(path, key)
+			r = valueRegion(path, key, b[v:v+vsize])
 			r.start, r.end = v, v+vsize
 			w.add(r)
 		default:
@@ -246,13 +247,20 @@ func keyRegion(path []string, key string) region {
 	return r
 }
 
-// valueRegion labels a value of the bucket at path, following eventlog's
-// layout: sessions/<id>/{header, head}, sessions/<id>/events/<seq>.
-func valueRegion(path []string, key string) region {
+// valueRegion labels a value val of the bucket at path, following
+// eventlog's layout: sessions/<id>/{header, head},
+// sessions/<id>/events/<last seq>; an event value's seq is its first
+// event's (a pack holds several, under the last one's seq).
+func valueRegion(path []string, key string, val []byte) region {
 	r := region{kind: kindOtherValue, seq: -1}
 	switch {
 	case len(path) == 3 && path[0] == "sessions" && path[2] == "events" && len(key) == 8:
 		r.kind, r.session, r.seq = kindEventRecord, path[1], int64(binary.BigEndian.Uint64([]byte(key)))
+		if codec.IsPack(val) {
+			if evs, err := codec.DecodePack(val); err == nil {
+				r.seq -= int64(len(evs)) - 1
+			}
+		}
 	case len(path) == 2 && path[0] == "sessions" && key == "header":
 		r.kind, r.session = kindHeaderRecord, path[1]
 	case len(path) == 2 && path[0] == "sessions" && key == "head":

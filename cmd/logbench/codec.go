@@ -31,6 +31,7 @@ func measureCodec(ctx context.Context, c config, p progress) ([]codecResult, err
 	type pair struct {
 		res       codecResult
 		ours, std func() error
+		per       int // events per call of ours and std: ns and allocs are per event
 	}
 	var pairs []*pair
 	for _, cc := range benchevents.Cases {
@@ -45,15 +46,23 @@ func measureCodec(ctx context.Context, c config, p progress) ([]codecResult, err
 			return nil, errors.Wrapf(err, "%s: encoding/json", errors.Safe(cc.Name))
 		}
 		var mpBuf, recBuf []byte
+		// A pack as the tree holds them: copies of the event up to
+		// codec.PackTarget bytes (a pack of one session's events holds
+		// different ones; the cost per byte decompressed is the same).
+		var same [][]byte
+		for n := 0; n == 0 || n+codec.PackSize(mp) <= codec.PackTarget; n += codec.PackSize(mp) {
+			same = append(same, mp)
+		}
+		pack, _ := codec.AppendPack(nil, nil, same)
 		pairs = append(pairs,
 			&pair{
-				res: codecResult{event: cc.Name, op: "decode", recordBytes: len(rec), lineBytes: len(line)},
+				res: codecResult{event: cc.Name, op: "decode a record", recordBytes: len(rec), lineBytes: len(line)},
 				ours: func() error {
-					payload, err := codec.DecodeRecord(rec)
+					payload, err := codec.Unframe(rec, codec.MaxRecord)
 					if err != nil {
 						return err
 					}
-					ev, err := codec.DecodeEvent(payload)
+					ev, err := codec.DecodeStoredEvent(payload)
 					codecSink += int(ev.Seq)
 					return err
 				},
@@ -61,6 +70,33 @@ func measureCodec(ctx context.Context, c config, p progress) ([]codecResult, err
 					_, err := cc.Unmarshal(line)
 					return err
 				},
+				per: 1,
+			},
+			&pair{
+				res: codecResult{event: cc.Name, op: "decode from a pack", recordBytes: len(rec), lineBytes: len(line)},
+				ours: func() error {
+					payloads, err := codec.DecodePack(pack)
+					if err != nil {
+						return err
+					}
+					for _, p := range payloads {
+						ev, err := codec.DecodeStoredEvent(p)
+						if err != nil {
+							return err
+						}
+						codecSink += int(ev.Seq)
+					}
+					return nil
+				},
+				std: func() error {
+					for range same {
+						if _, err := cc.Unmarshal(line); err != nil {
+							return err
+						}
+					}
+					return nil
+				},
+				per: len(same),
 			},
 			&pair{
 				res: codecResult{event: cc.Name, op: "encode", recordBytes: len(rec), lineBytes: len(line)},
@@ -76,6 +112,7 @@ func measureCodec(ctx context.Context, c config, p progress) ([]codecResult, err
 					codecSink += len(out)
 					return err
 				},
+				per: 1,
 			})
 	}
 	samples := make([]struct{ ours, std, ratio, oursAllocs, stdAllocs []float64 }, len(pairs))
@@ -88,9 +125,9 @@ func measureCodec(ctx context.Context, c config, p progress) ([]codecResult, err
 			if err != nil {
 				return nil, errors.Wrapf(err, "%s %s", errors.Safe(pr.res.op), errors.Safe(pr.res.event))
 			}
-			sm := &samples[i]
-			sm.ours, sm.std, sm.ratio = append(sm.ours, o.NsPerOp), append(sm.std, s.NsPerOp), append(sm.ratio, s.NsPerOp/o.NsPerOp)
-			sm.oursAllocs, sm.stdAllocs = append(sm.oursAllocs, o.AllocsPerOp), append(sm.stdAllocs, s.AllocsPerOp)
+			sm, per := &samples[i], float64(pr.per)
+			sm.ours, sm.std, sm.ratio = append(sm.ours, o.NsPerOp/per), append(sm.std, s.NsPerOp/per), append(sm.ratio, s.NsPerOp/o.NsPerOp)
+			sm.oursAllocs, sm.stdAllocs = append(sm.oursAllocs, o.AllocsPerOp/per), append(sm.stdAllocs, s.AllocsPerOp/per)
 		}
 		p.printf("  codec round %d/%d done", r+1, c.rounds)
 	}

@@ -293,9 +293,12 @@ func (r *report) writeVerify(b *strings.Builder) {
 
 func (r *report) writeCodec(b *strings.Builder) {
 	b.WriteString("## Codec against encoding/json\n\n")
-	b.WriteString("Decode is `codec.DecodeRecord` + `codec.DecodeEvent` of the stored record (CRC check, S2\n" +
-		"decompression, strict decode, typed view) against `json.Unmarshal` of the line into Go structs that mirror\n" +
-		"the same fields. Encode is `codec.FromJSON` + `codec.EncodeEventRecord` (S2 compression) of the line\n" +
+	b.WriteString("Decode a record is what a reader does with one event's record (the unapplied tail, a store before\n" +
+		"format 3, PostgreSQL): `codec.Unframe` (CRC check, S2 decompression) + `codec.DecodeStoredEvent` (strict\n" +
+		"decode and typed view, one pass). Decode from a pack is what a scan of the tree does: `codec.DecodePack` of a\n" +
+		"pack of copies of the event up to `codec.PackTarget` (4 KiB), then `codec.DecodeStoredEvent` of each, per\n" +
+		"event. Both are against `json.Unmarshal` of the line into Go structs that mirror\n" +
+		"the same fields, per event. Encode is `codec.FromJSON` + `codec.EncodeEventRecord` (S2 compression) of the line\n" +
 		"(buffers reused) against `json.Marshal` of the\n" +
 		"decoded structs. Each round times the two sides interleaved, in alternating batches of at least " + dur(r.cfg.slice) + ",\n" +
 		"until each has run " + dur(r.cfg.minTime) + ". Encode is not like for like: the codec reads and checks JSON text,\n" +

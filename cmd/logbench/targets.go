@@ -45,14 +45,18 @@ func (r *report) writeTargets(b *strings.Builder) {
 		"file ÷ JSONL, 100,000-event generated session")
 	space(func(s spaceResult) bool { return strings.HasPrefix(s.data, "DSH corpus") },
 		"file ÷ JSONL, the whole DSH corpus imported into one store")
+	// The slower of the two ways a reader decodes: one record (the
+	// unapplied tail, stores before format 3, PostgreSQL), or from a pack.
 	decoded := false
+	worst := 0.0
 	for _, cr := range r.codec {
-		if cr.event == "assistant/message" && strings.HasPrefix(cr.op, "decode") {
-			t.add("decode an assistant/message, against encoding/json", "≥ 3×", ratio(cr.ratio.Median), verdict(cr.ratio.Median >= 3))
-			decoded = true
+		if cr.event == "assistant/message" && strings.HasPrefix(cr.op, "decode") && (!decoded || cr.ratio.Median < worst) {
+			worst, decoded = cr.ratio.Median, true
 		}
 	}
-	if !decoded {
+	if decoded {
+		t.add("decode an assistant/message (a record, or from a pack: the slower), against encoding/json", "≥ 3×", ratio(worst), verdict(worst >= 3))
+	} else {
 		missing("decode an assistant/message, against encoding/json", "≥ 3×")
 	}
 	if len(r.verify) > 1 {

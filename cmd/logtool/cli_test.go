@@ -61,8 +61,11 @@ func TestCLI(t *testing.T) {
 type script struct {
 	tmp, db string
 	vars    map[string]string
-	random  *rand.ChaCha8
-	held    *eventlog.Log
+	// subst holds replacements (old, new, …) applied to outputs after
+	// $TMP: run-dependent numbers a directive named.
+	subst  []string
+	random *rand.ChaCha8
+	held   *eventlog.Log
 }
 
 func newScript(t *testing.T) *script {
@@ -187,6 +190,9 @@ func (s *script) logtool(t *testing.T, td *datadriven.TestData, args []string) s
 			continue
 		}
 		text := strings.ReplaceAll(part.buf.String(), s.tmp, "$TMP")
+		if len(s.subst) > 0 {
+			text = strings.NewReplacer(s.subst...).Replace(text)
+		}
 		// The file size depends on the page size of the platform.
 		text = fileSizeLine.ReplaceAllString(text, "${1}N")
 		fmt.Fprintf(&out, "%s:\n%s", part.name, text)
