@@ -30,6 +30,18 @@
 //	       | ver=2  | one S2 block of the  | CRC32C of ver‖   |
 //	       | 1 byte | payload (n bytes)    | block, BE u32    |
 //	       +--------+----------------------+------------------+
+//	       | ver=3  | a pack: uvarint n,   | CRC32C of ver‖   |
+//	       | 1 byte | one S2 block of n ×  | count‖block, BE  |
+//	       |        | (uvarint len‖payload)| u32              |
+//	       +--------+----------------------+------------------+
+//
+// A pack (AppendPack, DecodePack) holds the payloads of several
+// consecutive events, compressed together: the bbolt store keeps events in
+// packs of up to PackTarget (4 KiB) before compression (eventlog's
+// pack.go). One by one, the DSH corpus's events compress to 0.505× their
+// JSONL; packed, to 0.326×: most events are small, and what they repeat is
+// in their neighbours. DecodeRecord refuses a pack (ErrCorrupt): a reader
+// that finds one where a record was expected reads damage.
 //
 // EncodeRecord writes version 1: header records and the store's engine
 // records, whose bytes are fixed (the chain hash starts from the framed
@@ -49,6 +61,13 @@
 // more or less than it claims, is ErrCorrupt and never an allocation of
 // that size. The chain hash covers payloads, not records, so compression
 // changes no chain.
+//
+// Readers of stored payloads call DecodeStoredEvent, which performs every
+// check of ValidateValue while it builds the view, in one pass: 1.34 µs
+// for the 1 KB assistant/message and 0.26 µs for the chunk, uncompressed,
+// against 3.0 µs and 0.69 µs for ValidateValue then DecodeEvent (7.4× and
+// 7.7× faster than encoding/json; BenchmarkDecodeVsJSON, 2026-12-01).
+// The figures below are of the two passes it replaced.
 //
 // Compression costs decode 15–20% (logbench, 2026-12-01 17:22 UTC, load
 // average 5.8 falling to 3.5 on 2 cores, 9 rounds): decode is 2.53×
