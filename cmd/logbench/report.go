@@ -325,8 +325,8 @@ func (r *report) writeSpace(b *strings.Builder) {
 		"the event's record as the write-ahead log holds it (the msgpack payload, an S2 block of it when that is\n" +
 		"smaller, and the 5-byte frame: the head's StoredBytes); the bbolt pages the store needs (its high-water\n" +
 		"mark, pages in use or free), where events are in packs of up to 4 KiB compressed together; and the\n" +
-		"file, which bbolt grows up to 1 MiB ahead of need while the store is open and Close trims to its pages\n" +
-		"(the durable rounds' stores are measured open). The generated sessions were imported, one per store; the DSH corpus\n" +
+		"file, closed: bbolt grows it up to 1 MiB ahead of need while the store is open, and Close trims it to\n" +
+		"its pages. The generated sessions were imported, one per store; the DSH corpus\n" +
 		"row is every session file of ../shared/testdata/dsh that DSH accepts, imported into one store, against\n" +
 		"the sum of those files' sizes; the 1 KB messages are the durable rounds' stores.\n\n")
 	t := newTable("data", "events", "JSONL B/event", "record B/event", "bbolt pages B/event", "file B/event", "record ÷ JSONL", "file ÷ JSONL")
