@@ -337,92 +337,6 @@ func openBolt(path string, o Options, mmapSize int) (*bolt.DB, error) {
 	return nil, errors.Wrapf(err, "eventlog: open %s", errors.Safe(path))
 }
 
-// allocSize is how far ahead of its high-water mark bbolt grows the file
-// (bolt.DB.AllocSize; bbolt's default is 16 MiB, and below that it grows
-// the file to its whole memory map, the next power of two). Measured
-// (2026-12-01): the 100,000-event generated session needs 8.9 MB of pages
-// (0.52× its JSONL) but its file was 16.8 MB (0.98×) with the default, and
-// is at most 1 MiB more than its pages with this. Each growth costs an
-// ftruncate and an fsync, once per MiB written.
-const allocSize = 1 << 20
-
-// pageSize is the bbolt page size of the stores this code creates
-// (bolt.Options.PageSize; an existing store keeps its own). Each session
-// has buckets of its own, whose last pages are partly empty: measured
-// (2026-12-01) on the DSH corpus, 133 sessions of 93 events on average in
-// packs (pack.go), the pages took 0.44× the sessions' JSONL with 1 KiB
-// pages, 0.53× with 2 KiB and 0.68× with 4 KiB (the OS page size here).
-const pageSize = 1024
-
-// truncated is the error of a store file of size bytes whose last
-// transaction needs need.
-func truncated(path string, size, need int64) error {
-	return errors.WithHint(corruptf("eventlog: store %s is truncated: %d bytes, its last transaction needs %d",
-		errors.Safe(path), errors.Safe(size), errors.Safe(need)),
-		"open it read-only ('logtool verify', 'logtool salvage') to see and copy out what remains")
-}
-
-// checkFileSize compares the file's size with the size its newest meta
-// page says its last transaction needs, before bbolt opens it: a store
-// closed by this code is exactly that long (Log.trim), so a cut takes
-// pages bbolt reads first (the freelist).
-func checkFileSize(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return errors.Wrapf(err, "eventlog: open %s", errors.Safe(path))
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return errors.Wrapf(err, "eventlog: open %s", errors.Safe(path))
-	}
-	m, err := newestMeta(f)
-	if err != nil {
-		return nil // the page check reports it
-	}
-	if need := int64(m.hw) * int64(m.size); need > fi.Size() {
-		return truncated(path, fi.Size(), need)
-	}
-	return nil
-}
-
-// checkSize compares the file's size with the size its last transaction
-// needs. A shorter file was truncated: a read-write Open refuses it; a
-// read-only one maps the whole needed size, so that reading a missing page
-// faults (and is reported as corruption) instead of reading past the map.
-func (l *Log) checkSize() error {
-	var need int64
-	if err := guard(func() error {
-		return l.db.View(func(tx *bolt.Tx) error { need = tx.Size(); return nil })
-	}); err != nil {
-		return errors.Wrapf(err, "open %s", errors.Safe(l.path)) // guard's errors say "eventlog:"
-	}
-	fi, err := os.Stat(l.path)
-	if err != nil {
-		return errors.Wrapf(err, "eventlog: open %s", errors.Safe(l.path))
-	}
-	if fi.Size() >= need {
-		return nil
-	}
-	err = truncated(l.path, fi.Size(), need)
-	if !l.readOnly {
-		return err
-	}
-	if need > 1<<40 {
-		return err
-	}
-	if cerr := l.db.Close(); cerr != nil {
-		return errors.CombineErrors(err, cerr)
-	}
-	// Closed; Open's error path closes it again, which bbolt allows.
-	db, oerr := openBolt(l.path, l.opts, int(need))
-	if oerr != nil {
-		return oerr
-	}
-	l.db = db
-	return nil
-}
-
 // prepare checks the store's format and, read-write, initialises a new
 // store and removes unpublished sessions.
 func (l *Log) prepare() error {
@@ -571,29 +485,6 @@ func (l *Log) Close() error {
 		err = errors.CombineErrors(err, errors.Wrapf(l.db.Close(), "eventlog: close %s", errors.Safe(l.path)))
 	})
 	return err
-}
-
-// trim truncates the file of a read-write Log, at Close, to the pages its
-// last transaction needs: bbolt grows the file up to allocSize ahead of
-// them, and a closed store is then its pages only. The bytes cut are no
-// page of the tree (bbolt allocates past its high-water mark only by
-// growing it), and nothing reads or writes the file after the last
-// transaction; bbolt's lock is still held, so no other process has it
-// open. A crash before the new size is durable leaves the old size,
-// which is as sound. A damaged store is left as it is.
-func (l *Log) trim() error {
-	if l.readOnly || (l.damage != nil && l.damage.Damaged()) {
-		return nil
-	}
-	var need int64
-	if err := l.view(func(tx *bolt.Tx) error { need = tx.Size(); return nil }); err != nil {
-		return err
-	}
-	fi, err := os.Stat(l.path)
-	if err != nil || fi.Size() <= need {
-		return errors.Wrapf(err, "eventlog: trim %s", errors.Safe(l.path))
-	}
-	return errors.Wrapf(os.Truncate(l.path, need), "eventlog: trim %s", errors.Safe(l.path))
 }
 
 // Path is the store's file.
