@@ -20,6 +20,12 @@ const RecordVersionPack byte = 3
 // more a writer re-compresses when it adds an event to the last pack.
 const PackTarget = 4 << 10
 
+// MaxPack bounds a pack's size when decoding. A writer puts an event
+// larger than PackTarget in a pack of its own, so a pack holds at most one
+// payload of up to MaxRecord-5 bytes (the most a record holds) with its
+// length; S2 adds a few bytes to what does not compress.
+const MaxPack = MaxRecord + 1<<16
+
 // AppendPack frames payloads, the payloads of consecutive events, as one
 // pack and appends it to dst:
 //
@@ -60,7 +66,7 @@ func PackSize(payload []byte) int {
 // byte); DecodePack checks the rest.
 func IsPack(rec []byte) bool { return len(rec) > 0 && rec[0] == RecordVersionPack }
 
-// DecodePack checks a pack's frame — at most MaxRecord bytes, the CRC,
+// DecodePack checks a pack's frame — at most MaxPack bytes, the CRC,
 // the version, a count of at least one event, a block that decompresses
 // to exactly the events it declares, no event empty — and returns the
 // events' payloads, in order. They alias one new buffer, never rec. The
@@ -68,8 +74,8 @@ func IsPack(rec []byte) bool { return len(rec) > 0 && rec[0] == RecordVersionPac
 // a record framed from one). Failures are marked ErrCorrupt.
 func DecodePack(rec []byte) ([][]byte, error) {
 	switch {
-	case len(rec) > MaxRecord:
-		return nil, corruptf("codec: pack of %d bytes exceeds the %d byte cap", errors.Safe(len(rec)), errors.Safe(MaxRecord))
+	case len(rec) > MaxPack:
+		return nil, corruptf("codec: pack of %d bytes exceeds the %d byte cap", errors.Safe(len(rec)), errors.Safe(MaxPack))
 	case len(rec) < recordOverhead+2:
 		return nil, corruptf("codec: pack of %d bytes is too short", errors.Safe(len(rec)))
 	case rec[0] != RecordVersionPack:
@@ -85,7 +91,7 @@ func DecodePack(rec []byte) ([][]byte, error) {
 	if w <= 0 || n == 0 {
 		return nil, corruptf("codec: pack has no valid event count")
 	}
-	raw, err := inflate(body[w:], MaxRecord-recordOverhead)
+	raw, err := inflate(body[w:], MaxRecord) // one payload of MaxRecord-5 bytes and its length fit
 	if err != nil {
 		return nil, errors.Wrap(err, "codec: pack")
 	}

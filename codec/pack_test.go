@@ -104,7 +104,7 @@ func TestDecodePackDamage(t *testing.T) {
 		b[i] ^= 0x40
 		return b
 	}
-	long := make([]byte, codec.MaxRecord+1)
+	long := make([]byte, codec.MaxPack+1)
 	long[0] = codec.RecordVersionPack
 	tests := []struct {
 		name string
@@ -166,4 +166,19 @@ func FuzzDecodePack(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPackOfTheLargestEvent checks that a pack of one event of the
+// largest payload a record holds (MaxRecord-5 bytes) decodes: its block,
+// the payload and its length, is over what one record's payload may be.
+func TestPackOfTheLargestEvent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 3 × MaxRecord bytes")
+	}
+	p := make([]byte, codec.MaxRecord-5) // zeros: the block compresses, the payload is whole
+	rec, _ := codec.AppendPack(nil, nil, [][]byte{p})
+	got, err := codec.DecodePack(rec)
+	if err != nil || len(got) != 1 || len(got[0]) != len(p) {
+		t.Fatalf("DecodePack of a pack of a %d-byte payload = %d events, %v", len(p), len(got), err)
+	}
 }

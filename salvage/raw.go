@@ -349,8 +349,8 @@ func session(tx *bolt.Tx, id string) (*bolt.Bucket, error) {
 // value copies a stored value out of the transaction, refusing a length
 // no record can have (a damaged page can claim up to 4 GiB).
 func value(v []byte, what string) ([]byte, error) {
-	if len(v) > codec.MaxRecord {
-		return nil, damagedf("salvage: %s of %d bytes is longer than any record", errors.Safe(what), errors.Safe(len(v)))
+	if len(v) > codec.MaxPack {
+		return nil, damagedf("salvage: %s of %d bytes is longer than any record or pack", errors.Safe(what), errors.Safe(len(v)))
 	}
 	return bytes.Clone(v), nil
 }
