@@ -31,16 +31,16 @@ func boundsOf(tx *bolt.Tx) mapBounds {
 	info := tx.DB().Info()
 	m := mapBounds{lo: info.Data, hi: info.Data + uintptr(tx.Size()), outside: info.PageSize}
 	if tx.Writable() {
-		m.outside = codec.MaxRecord
+		m.outside = codec.MaxPack
 	}
 	return m
 }
 
-// holds reports whether v can be read: no longer than a record, and
+// holds reports whether v can be read: no longer than a pack, and
 // inside the transaction's pages, or short enough for a page built in
 // memory.
 func (m mapBounds) holds(v []byte) bool {
-	if len(v) > codec.MaxRecord {
+	if len(v) > codec.MaxPack {
 		return false
 	}
 	if len(v) == 0 {
