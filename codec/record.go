@@ -198,29 +198,7 @@ func (r *Reader) validateObject(n, depth int) error {
 	if depth <= 0 {
 		return errDeep
 	}
-	if n > smallMembers {
-		return r.validateBigObject(n, depth)
-	}
 	var keys smallKeys
-	for i := 0; i < n; i++ {
-		start, err := r.member()
-		if err != nil {
-			return err
-		}
-		if !keys.add(r.b, start, r.off) {
-			return errDupKey
-		}
-		if err := r.validate(depth - 1); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// validateBigObject is validateObject for a map of more than smallMembers
-// pairs.
-func (r *Reader) validateBigObject(n, depth int) error {
-	var keys keySet
 	for i := 0; i < n; i++ {
 		start, err := r.member()
 		if err != nil {

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -161,4 +162,48 @@ func FuzzDecodeStoredEvent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p []byte) {
 		checkStored(t, p)
 	})
+}
+
+// TestValidateMapKeys checks duplicate keys in maps of every size class of
+// smallKeys: compared pairwise (up to 8 pairs), in the keySet it spills
+// into on the ninth key (its array, then its map past 32), with the
+// duplicate before and after the spill, in ValidateValue and in the
+// one-pass path.
+func TestValidateMapKeys(t *testing.T) {
+	object := func(n, dupOf, dupAt int) []byte {
+		p := AppendMapHeader(nil, n)
+		for i := range n {
+			k := i
+			if i == dupAt {
+				k = dupOf
+			}
+			p = AppendString(p, fmt.Sprintf("k%02d", k))
+			p = AppendInt(p, int64(i))
+		}
+		return p
+	}
+	for _, n := range []int{1, 2, 8, 9, 10, 32, 33, 40} {
+		if err := ValidateValue(object(n, -1, -1)); err != nil {
+			t.Errorf("%d distinct keys: ValidateValue = %v", n, err)
+		}
+		for _, at := range []int{1, n / 2, n - 1} {
+			if at < 1 || at >= n {
+				continue
+			}
+			for _, of := range []int{0, at - 1} {
+				p := object(n, of, at)
+				if err := ValidateValue(p); !errors.Is(err, ErrCorrupt) {
+					t.Errorf("%d keys, key %d repeats key %d: ValidateValue = %v, want ErrCorrupt", n, at, of, err)
+				}
+				ev := AppendMapHeader(nil, 4)
+				ev = AppendString(AppendString(ev, "type"), "x/note")
+				ev = AppendInt(AppendString(ev, "seq"), 0)
+				ev = AppendInt(AppendString(ev, "time"), 0)
+				ev = append(AppendString(ev, "data"), p...)
+				if _, err := DecodeStoredEvent(ev); !errors.Is(err, ErrCorrupt) {
+					t.Errorf("%d keys, key %d repeats key %d, as an event's data: DecodeStoredEvent = %v, want ErrCorrupt", n, at, of, err)
+				}
+			}
+		}
+	}
 }

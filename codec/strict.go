@@ -26,25 +26,38 @@ func validString(s []byte) bool {
 	return true
 }
 
-// smallMembers is the most pairs a map may have for its keys to be
-// checked by a smallKeys; a larger map uses a keySet.
+// smallMembers is the most pairs whose keys a smallKeys compares
+// pairwise; past them it moves its keys into a keySet.
 const smallMembers = 8
 
-// smallKeys detects a repeated key in a map of at most smallMembers pairs
-// (nearly every map): keys are compared pairwise by their bytes, with
-// little to clear and nothing to hash.
+// smallKeys detects a repeated key in a map. Nearly every map has at most
+// smallMembers pairs: their keys are compared pairwise by their bytes,
+// with little to clear and nothing to hash (a keySet on the stack is 512
+// bytes to clear per map). A larger map's keys go into a keySet, made on
+// its ninth key.
 type smallKeys struct {
-	n  int
-	at [smallMembers][2]int
+	n   int
+	at  [smallMembers][2]int
+	big *keySet
 }
 
 // add records the key b[start:end] and reports whether it is new.
 func (m *smallKeys) add(b []byte, start, end int) bool {
+	if m.big != nil {
+		return m.big.add(b, start, end)
+	}
 	key := b[start:end]
 	for _, s := range m.at[:m.n] {
 		if s[1]-s[0] == len(key) && string(b[s[0]:s[1]]) == string(key) {
 			return false
 		}
+	}
+	if m.n == smallMembers {
+		m.big = new(keySet)
+		for _, s := range m.at {
+			m.big.add(b, s[0], s[1])
+		}
+		return m.big.add(b, start, end)
 	}
 	m.at[m.n] = [2]int{start, end}
 	m.n++
@@ -63,30 +76,8 @@ func (f Fields) strictObject(n int, fn func(k []byte) error) error {
 	if r.depth <= 0 {
 		return errStrict
 	}
-	if n > smallMembers {
-		return f.strictBigObject(n, fn)
-	}
 	r.depth--
 	var keys smallKeys
-	for i := 0; i < n; i++ {
-		start, err := r.member()
-		if err != nil || !keys.add(r.b, start, r.off) {
-			return errStrict
-		}
-		if err := fn(r.b[start:r.off]); err != nil {
-			return err
-		}
-	}
-	r.depth++
-	return nil
-}
-
-// strictBigObject is strictObject for a map of more than smallMembers
-// pairs.
-func (f Fields) strictBigObject(n int, fn func(k []byte) error) error {
-	r := f.r
-	r.depth--
-	var keys keySet
 	for i := 0; i < n; i++ {
 		start, err := r.member()
 		if err != nil || !keys.add(r.b, start, r.off) {
