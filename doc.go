@@ -26,7 +26,9 @@
 //     digest.
 //   - wire: the bytes a provider receives (SPEC §12), a pure function of
 //     the request and the header in force: the openai-chat and
-//     anthropic-messages renderers and their SSE stream translators.
+//     anthropic-messages renderers and their SSE stream translators;
+//     wire/chunk, the content-defined chunks in which the recording
+//     gateway stores bodies (SPEC §15.3).
 //   - compact: the token estimator, the compaction gate and the
 //     compaction bracket that replaces a span of history by a summary.
 //   - loop: the agent loop, which writes the log and sends only requests
