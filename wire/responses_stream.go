@@ -67,8 +67,9 @@ func newResponsesStream() *responsesStream {
 // TranslateResponsesJSON appends the chunks of a Responses API answer
 // that was not streamed (one response object with an output array) to
 // dst: the chunks its stream would have given, one delta per block. An
-// empty body is EMPTY_RESPONSE, one that is not a JSON object
-// MALFORMED_RESPONSE, a failed response its error's code.
+// empty body is EMPTY_RESPONSE, one that is not a JSON object (or is
+// over 64 MiB, like an SSE event) MALFORMED_RESPONSE, a failed response
+// its error's code.
 func TranslateResponsesJSON(dst []Chunk, body []byte) ([]Chunk, error) {
 	if len(body) == 0 {
 		return dst, &Error{Code: CodeEmpty, Message: "the response has no body"}

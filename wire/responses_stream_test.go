@@ -57,6 +57,16 @@ end
 `,
 		},
 		{
+			name: "indented, as the API sends it",
+			body: "{\n  \"id\": \"resp_2\",\n  \"object\": \"response\",\n  \"status\": \"completed\",\n  \"output\": [\n    {\n      \"type\": \"message\",\n      \"content\": [\n        {\n          \"type\": \"output_text\",\n          \"text\": \"Hi.\"\n        }\n      ]\n    }\n  ]\n}\n",
+			want: `block-start 0 text
+text-delta 0 "Hi."
+block-end 0 {"type":"text","text":"Hi."}
+finish {"kind":"stop"}
+end
+`,
+		},
+		{
 			name: "incomplete",
 			body: `{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[{"type":"message","content":[{"type":"output_text","text":"Cut"}]}],"usage":{"input_tokens":3,"output_tokens":5}}`,
 			want: `block-start 0 text
