@@ -52,8 +52,9 @@
 // blocks, a reasoning item's summary to a reasoning block, a
 // function_call to a tool-call whose id is the call_id. response.completed
 // ends the answer (finish tool-calls when it made a tool call, else
-// stop), response.incomplete too (max_output_tokens is max-tokens);
-// response.failed and error events fail with their code upper-cased.
+// stop), response.incomplete too (max_output_tokens is max-tokens), and
+// response.failed and error events with a finish of kind error, their
+// code upper-cased.
 //
 // # Choices where SPEC §12 and §15.3 are silent
 //
@@ -86,8 +87,11 @@
 //     (web_search_call, file_search_call, local_shell_call, mcp_call, …)
 //     give nothing, as the Codex importer keeps them unmapped. An error
 //     event's code is its code, else its nested error's code or type,
-//     else SERVER; response.incomplete for another reason R, and a
-//     non-streamed status S other than completed, incomplete and failed,
-//     finish as an unknown stop reason (an error with code R or S
-//     upper-cased).
+//     else SERVER; a failed response's (one whose status is failed or
+//     whose error is an object) is its error's code or type, else SERVER.
+//     Both end the answer like response.completed: open blocks end, then
+//     usage when reported, then the error finish. response.incomplete for
+//     a reason R other than max_output_tokens, and a non-streamed status S
+//     other than completed, incomplete and failed, finish as an unknown
+//     stop reason does (an error whose code is R or S upper-cased).
 package wire

@@ -66,10 +66,10 @@ func newResponsesStream() *responsesStream {
 
 // TranslateResponsesJSON appends the chunks of a Responses API answer
 // that was not streamed (one response object with an output array) to
-// dst: the chunks its stream would have given, one delta per block. An
-// empty body is EMPTY_RESPONSE, one that is not a JSON object (or is
-// over 64 MiB, like an SSE event) MALFORMED_RESPONSE, a failed response
-// its error's code.
+// dst: the chunks its stream would have given, one delta per block, a
+// failed response's ending in an error finish. An empty body is
+// EMPTY_RESPONSE, one that is not a JSON object (or is over 64 MiB, like
+// an SSE event) MALFORMED_RESPONSE.
 func TranslateResponsesJSON(dst []Chunk, body []byte) ([]Chunk, error) {
 	if len(body) == 0 {
 		return dst, &Error{Code: CodeEmpty, Message: "the response has no body"}
@@ -78,8 +78,8 @@ func TranslateResponsesJSON(dst []Chunk, body []byte) ([]Chunk, error) {
 	if err != nil || token(mp).Kind != codec.KindObject {
 		return dst, &Error{Code: CodeMalformed, Message: "the response is not a JSON object (" + strconv.Itoa(len(body)) + " bytes)"}
 	}
-	err = newResponsesStream().answer(mp, "", func(c Chunk) { dst = append(dst, c) })
-	return dst, err
+	newResponsesStream().answer(mp, "", func(c Chunk) { dst = append(dst, c) })
+	return dst, nil
 }
 
 // respEvent is what one event's data says, read in one pass.
@@ -150,19 +150,18 @@ func (s *responsesStream) event(name, data []byte, emit func(Chunk)) (bool, erro
 	case "response.function_call_arguments.done", "response.custom_tool_call_input.done":
 		s.fill(respKey{e.item, kindCall, 0}, e.args, emit)
 	case "response.completed", "response.incomplete", "response.failed":
-		err := s.answer(e.response, string(kind[len("response."):]), emit)
-		return err == nil, err
+		s.answer(e.response, string(kind[len("response."):]), emit)
+		return true, nil
 	case "error":
+		// The error nested, as the API sends it, or its fields at the
+		// top, as the API reference has them (the event's own type is
+		// not a code then).
 		if token(e.err).Kind == codec.KindObject {
-			return false, streamError(e.err, "SERVER")
+			s.end(nil, failedReason(e.err, true), emit)
+		} else {
+			s.end(nil, failedReason(mp, false), emit)
 		}
-		// The fields at the top, as the API reference has them; the
-		// event's own type is not a code.
-		ae, code := readAPIError(mp), "SERVER"
-		if ae.code != "" {
-			code = strings.ToUpper(ae.code)
-		}
-		return false, &Error{Code: code, Message: ae.message}
+		return true, nil
 	}
 	// response.created, .in_progress, .queued, content and summary parts
 	// (a part begins with its first delta), annotations, server tools'
@@ -394,10 +393,9 @@ func (s *responsesStream) close(i int64, emit func(Chunk)) {
 }
 
 // answer ends the answer with its response object: the output items not
-// finished yet, block-end for every block still open, usage when
-// reported, then finish. status is the event's (completed, incomplete,
-// failed), or "" to take the object's own.
-func (s *responsesStream) answer(resp []byte, status string, emit func(Chunk)) error {
+// finished yet, then as end. status is the event's (completed,
+// incomplete, failed), or "" to take the object's own.
+func (s *responsesStream) answer(resp []byte, status string, emit func(Chunk)) {
 	var output, usage, details, apiErr, own []byte
 	pairs(resp, func(k, v []byte) {
 		switch string(k) {
@@ -416,27 +414,17 @@ func (s *responsesStream) answer(resp []byte, status string, emit func(Chunk)) e
 	if status == "" {
 		status = string(own)
 	}
-	if status == "failed" || token(apiErr).Kind == codec.KindObject {
-		if token(apiErr).Kind == codec.KindObject {
-			return streamError(apiErr, "SERVER")
-		}
-		return &Error{Code: "SERVER", Message: "the response failed"}
-	}
 	elems(output, func(i int, item []byte) { s.itemDone(int64(i), item, emit) })
-	for i := range s.blocks {
-		s.close(int64(i), emit)
-	}
-	if token(usage).Kind == codec.KindObject {
-		emit(Chunk{Type: ChunkUsage, Usage: responsesUsage(usage)})
-	}
 	var reason []byte
-	switch status {
-	case "completed", "":
+	switch {
+	case status == "failed" || token(apiErr).Kind == codec.KindObject:
+		reason = failedReason(apiErr, true)
+	case status == "completed" || status == "":
 		reason = reasonStop
 		if s.calls > 0 {
 			reason = reasonToolCalls
 		}
-	case "incomplete":
+	case status == "incomplete":
 		why := []byte("incomplete")
 		pairs(details, func(k, v []byte) {
 			if r, ok := str(v); ok && string(k) == "reason" && len(r) > 0 {
@@ -450,8 +438,38 @@ func (s *responsesStream) answer(resp []byte, status string, emit func(Chunk)) e
 	default:
 		reason = reasonOther(status)
 	}
+	s.end(usage, reason, emit)
+}
+
+// end emits block-end for every block still open in opening order, usage
+// when reported, then finish with reason.
+func (s *responsesStream) end(usage, reason []byte, emit func(Chunk)) {
+	for i := range s.blocks {
+		s.close(int64(i), emit)
+	}
+	if token(usage).Kind == codec.KindObject {
+		emit(Chunk{Type: ChunkUsage, Usage: responsesUsage(usage)})
+	}
 	emit(Chunk{Type: ChunkFinish, Reason: reason})
-	return nil
+}
+
+// failedReason is the error finish of a failed response's error object,
+// or of an error event: its code (else, when byType, its type)
+// upper-cased, else SERVER, and its message.
+func failedReason(obj []byte, byType bool) []byte {
+	e := readAPIError(obj)
+	code := "SERVER"
+	switch {
+	case e.code != "":
+		code = strings.ToUpper(e.code)
+	case byType && e.typ != "":
+		code = strings.ToUpper(e.typ)
+	}
+	msg := e.message
+	if msg == "" {
+		msg = "the response failed"
+	}
+	return reasonError(msg, code)
 }
 
 // responsesUsage reads a Responses usage object: cached input counted

@@ -86,13 +86,18 @@ end
 		},
 		{
 			name: "failed",
-			body: `{"status":"failed","error":{"code":"invalid_prompt","message":"Invalid prompt."},"output":[]}`,
-			want: "error wire: INVALID_PROMPT: Invalid prompt.\n",
+			body: `{"status":"failed","error":{"code":"invalid_prompt","message":"Invalid prompt."},"output":[],"usage":{"input_tokens":7,"output_tokens":0}}`,
+			want: `usage in=7 out=0 cacheRead=0 cacheWrite=0 reasoning=0
+finish {"kind":"error","message":"Invalid prompt.","code":"INVALID_PROMPT"}
+end
+`,
 		},
 		{
 			name: "failed without an error",
 			body: `{"status":"failed"}`,
-			want: "error wire: SERVER: the response failed\n",
+			want: `finish {"kind":"error","message":"the response failed","code":"SERVER"}
+end
+`,
 		},
 		{name: "empty", body: ``, want: "error wire: EMPTY_RESPONSE: the response has no body\n"},
 		{name: "not JSON", body: `{"output":[`, want: "error wire: MALFORMED_RESPONSE: the response is not a JSON object (11 bytes)\n"},
