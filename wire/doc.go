@@ -44,7 +44,19 @@
 // maps a non-2xx response (AUTH, RATE_LIMIT, SERVER, HTTP_N,
 // INVALID_REQUEST, CONTEXT_WINDOW_EXCEEDED, OVERLOADED).
 //
-// # Choices where SPEC §12 is silent
+// The OpenAI Responses API, which the recording gateway records (SPEC
+// §15.3) and no renderer sends, has a translator and no renderer:
+// NewResponsesTranslator for a streamed answer, TranslateResponsesJSON
+// for one that was not streamed (the chunks its stream would give). Its
+// items map to blocks: a message's output_text and refusal parts to text
+// blocks, a reasoning item's summary to a reasoning block, a
+// function_call to a tool-call whose id is the call_id. response.completed
+// ends the answer (finish tool-calls when it made a tool call, else
+// stop), response.incomplete too (max_output_tokens is max-tokens), and
+// response.failed and error events with a finish of kind error, their
+// code upper-cased.
+//
+// # Choices where SPEC §12 and §15.3 are silent
 //
 //   - openai-chat: a message of a role other than system or assistant is
 //     sent as role user; values the mapping copies that are absent (a tool
@@ -64,4 +76,22 @@
 //     message_delta reported any.
 //   - A text block whose text is not a string is refused (ErrInvalid),
 //     naming the message and block, never their content.
+//   - openai-responses: blocks open at their first text (an empty part
+//     opens none) and end when their item's output_item.done arrives;
+//     text a server sent only in a .done event, a finished item or the
+//     completed response's output is given as one delta. A reasoning
+//     item's summary parts are one reasoning block joined by a blank line,
+//     as the Codex importer joins them; its reasoning_text parts are a
+//     second reasoning block. A custom_tool_call (Codex's apply_patch) is
+//     a tool call whose arguments are its input text. Items of other types
+//     (web_search_call, file_search_call, local_shell_call, mcp_call, …)
+//     give nothing, as the Codex importer keeps them unmapped. An error
+//     event's code is its code, else its nested error's code or type,
+//     else SERVER; a failed response's (one whose status is failed or
+//     whose error is an object) is its error's code or type, else SERVER.
+//     Both end the answer like response.completed: open blocks end, then
+//     usage when reported, then the error finish. response.incomplete for
+//     a reason R other than max_output_tokens, and a non-streamed status S
+//     other than completed, incomplete and failed, finish as an unknown
+//     stop reason does (an error whose code is R or S upper-cased).
 package wire

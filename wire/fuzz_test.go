@@ -9,42 +9,52 @@ import (
 	"github.com/sessionlog/sessionlog/wire"
 )
 
-// FuzzTranslate feeds arbitrary bytes to both translators, whole and in
+// FuzzTranslate feeds arbitrary bytes to every translator, whole and in
 // two pieces split anywhere: no panic, the same chunks and error either
-// way, and every block-end or delta names a block that was started.
+// way, and every block-end or delta names a block that is open. The
+// bytes are also read as a Responses answer that was not streamed.
 func FuzzTranslate(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\",\"tool_calls\":[{\"index\":3,\"id\":\"a\",\"function\":{\"name\":\"n\",\"arguments\":\"{\"}}]},\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":5}}\n\ndata: [DONE]\n\n"), uint16(17))
 	f.Add([]byte("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"n\"}}\n\nevent: message_stop\ndata: {}\n\n"), uint16(40))
 	f.Add([]byte("data: {\"error\":{\"type\":\"x\"}}\r\n\r\n"), uint16(3))
 	f.Fuzz(func(t *testing.T, data []byte, split uint16) {
-		for _, name := range wire.Names() {
-			r, _ := wire.Lookup(name)
+		for name, r := range translators() {
 			whole := translate(r, [][]byte{data})
 			k := int(split) % (len(data) + 1)
 			if got := translate(r, [][]byte{data[:k], data[k:]}); got != whole {
 				t.Fatalf("%s: split at %d:\n%s\nwhole:\n%s", name, k, got, whole)
 			}
-			tr := r.NewTranslator()
+			tr := r()
 			chunks, _ := tr.Feed(nil, data)
 			chunks, _ = tr.End(chunks)
-			started := map[int64]bool{}
-			for _, c := range chunks {
-				switch c.Type {
-				case wire.ChunkBlockStart:
-					started[c.Index] = true
-				case wire.ChunkBlockEnd, wire.ChunkTextDelta, wire.ChunkReasoningDelta, wire.ChunkToolCallDelta:
-					if !started[c.Index] {
-						t.Fatalf("%s: %s of block %d that never started", name, c.Type, c.Index)
-					}
-				}
-				if c.Type == wire.ChunkBlockEnd {
-					if _, err := codec.FromJSON(nil, c.Block, codec.Limits{}); err != nil {
-						t.Fatalf("%s: block-end block is not JSON: %v", name, err)
-					}
-				}
+			checkChunks(t, name, chunks)
+		}
+		chunks, _ := wire.TranslateResponsesJSON(nil, data)
+		checkChunks(t, "openai-responses JSON", chunks)
+	})
+}
+
+// checkChunks checks that every delta and block-end names a block that
+// was started and not ended yet, and that a block-end's block is JSON.
+func checkChunks(t *testing.T, name string, chunks []wire.Chunk) {
+	t.Helper()
+	started, ended := map[int64]bool{}, map[int64]bool{}
+	for _, c := range chunks {
+		switch c.Type {
+		case wire.ChunkBlockStart:
+			started[c.Index] = true
+		case wire.ChunkBlockEnd, wire.ChunkTextDelta, wire.ChunkReasoningDelta, wire.ChunkToolCallDelta:
+			if !started[c.Index] || ended[c.Index] {
+				t.Fatalf("%s: %s of block %d, which is not open", name, c.Type, c.Index)
 			}
 		}
-	})
+		if c.Type == wire.ChunkBlockEnd {
+			ended[c.Index] = true
+			if _, err := codec.FromJSON(nil, c.Block, codec.Limits{}); err != nil {
+				t.Fatalf("%s: block-end block is not JSON: %v", name, err)
+			}
+		}
+	}
 }
 
 // FuzzRender renders arbitrary requests with both renderers: no panic; a
