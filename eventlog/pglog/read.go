@@ -360,12 +360,13 @@ func (s *Store) page(ctx context.Context, session string, from, end int64, fn fu
 
 // read runs fn, a read of the database, again while it fails retryably
 // (SQLSTATE 40001 and kin: under SERIALIZABLE, as on CockroachDB, even a
-// read may be asked to retry), up to maxRetries times.
+// read may be asked to retry), up to maxRetries times. A statement past a
+// bound is ErrLocked (bounded).
 func (s *Store) read(ctx context.Context, fn func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := fn()
 		if err == nil || attempt >= maxRetries || !retryable(err) || ctx.Err() != nil {
-			return err
+			return s.bounded(ctx, err)
 		}
 		s.obs.retried(ctx, err)
 		time.Sleep(time.Duration(1<<attempt) * time.Millisecond)
