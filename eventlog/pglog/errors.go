@@ -69,8 +69,8 @@ func (s *Store) bounded(ctx context.Context, err error) error {
 		return err
 	}
 	return crdb.WithHint(crdb.Mark(crdb.Wrapf(err, msg, crdb.Safe(value)), eventlog.ErrLocked),
-		"another session holds a lock on the store's tables; lock_timeout and statement_timeout "+
-			"(URL parameters, or eventlog.Options.Postgres) set how long a statement may wait")
+		"another session holds a lock the store needs, or the server is slow; lock_timeout and "+
+			"statement_timeout (URL parameters, or eventlog.Options.Postgres) set how long a statement may wait")
 }
 
 // sqlState returns the SQLSTATE of err, or "".
