@@ -124,6 +124,31 @@ type Options struct {
 	// WAL sizes and paces the write-ahead log of a bbolt store; its zero
 	// values are the defaults.
 	WAL WALOptions
+	// Postgres bounds the statements of a PostgreSQL store (package
+	// pglog); a bbolt store ignores it. For pglog, LockTimeout above
+	// bounds only the connection attempt.
+	Postgres PostgresOptions
+}
+
+// PostgresOptions bounds every statement and transaction of a PostgreSQL
+// store, set on each of its connections as the server's parameters of
+// the same names. A zero (or negative) field means the URL's parameter
+// when the URL has one (?lock_timeout=2s), else pglog's default. A
+// statement past either bound is cancelled by the server, and the call
+// fails with ErrLocked naming the operation that waited; nothing of it
+// is written.
+type PostgresOptions struct {
+	// StatementTimeout is statement_timeout: the longest one statement
+	// runs, waits for locks included (pglog.DefaultStatementTimeout, 1
+	// min). It also bounds how long a transaction may sit idle
+	// (idle_in_transaction_session_timeout), so that no transaction of
+	// the store holds its locks for longer.
+	StatementTimeout time.Duration
+	// LockTimeout is lock_timeout: the longest a statement waits for a
+	// lock another session holds (pglog.DefaultLockTimeout, 5 s), such as
+	// a table lock taken by hand or a row another writer has not
+	// committed yet.
+	LockTimeout time.Duration
 }
 
 // WALOptions sizes and paces the write-ahead log (see the package doc,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
 	bolt "go.etcd.io/bbolt"
@@ -26,14 +27,37 @@ func checkHeader(h codec.SessionHeader) (codec.SessionHeader, error) {
 	if err := codec.ValidateValue(h.Raw); err != nil {
 		return codec.SessionHeader{}, errors.Wrap(asInvalid(err), "eventlog: session header")
 	}
-	if len(hdr.ID) > MaxSessionID {
-		return codec.SessionHeader{}, invalidf("eventlog: session id of %d bytes is longer than %d",
-			errors.Safe(len(hdr.ID)), errors.Safe(MaxSessionID))
+	if err := checkSessionID(hdr.ID); err != nil {
+		return codec.SessionHeader{}, err
 	}
 	if len(h.Raw) > maxPayload {
 		return codec.SessionHeader{}, invalidf("eventlog: session header of %d bytes is too large", errors.Safe(len(h.Raw)))
 	}
 	return hdr, nil
+}
+
+// checkSessionID is the rule for the id of a new session, the same in
+// every store since Create, Import and Fork of each apply it (through
+// checkHeader): at most MaxSessionID bytes of UTF-8 (never empty: the
+// codec refuses that), without control characters: no C0 (NUL included,
+// which PostgreSQL's text cannot hold), DEL or C1. An id that breaks it
+// is ErrInvalid, and the message quotes it escaped. Ids stored before the
+// rule are not checked again: reads, appends and forks from them work.
+func checkSessionID(id string) error {
+	if len(id) > MaxSessionID {
+		return invalidf("eventlog: session id of %d bytes is longer than %d",
+			errors.Safe(len(id)), errors.Safe(MaxSessionID))
+	}
+	if !utf8.ValidString(id) {
+		return invalidf("eventlog: session id %q is not valid UTF-8", errors.Safe(id))
+	}
+	for i, r := range id {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) {
+			return invalidf("eventlog: session id %q holds the control character U+%04X at byte %d",
+				errors.Safe(id), errors.Safe(r), errors.Safe(i))
+		}
+	}
+	return nil
 }
 
 // checkEvent re-decodes ev.Raw (the payload is what gets stored, so its
@@ -99,6 +123,11 @@ func (l *Log) create(ctx context.Context, h codec.SessionHeader) error {
 	if err != nil {
 		return err
 	}
+	return l.createChecked(ctx, hdr)
+}
+
+// createChecked is Create of a checked header; the caller holds an op.
+func (l *Log) createChecked(ctx context.Context, hdr codec.SessionHeader) error {
 	id := hdr.ID
 	if hdr.SeedLength != 0 {
 		return invalidf("eventlog: create session %q: a header with seedLength %d is a fork child (use Fork or Import)",

@@ -11,8 +11,10 @@ import (
 // a second copy.
 
 // CheckHeader decodes h.Raw (the view fields are not trusted) and checks
-// that it can name a stored session: codec rules, id length, size. A
-// refusal is ErrInvalid (ErrUnsupported for a version other than 0).
+// that it can name a new stored session: codec rules, size, and the id
+// rule (at most MaxSessionID bytes of UTF-8 without control characters:
+// C0 with NUL, DEL, C1). A refusal is ErrInvalid (ErrUnsupported for a
+// version other than 0).
 func CheckHeader(h codec.SessionHeader) (codec.SessionHeader, error) { return checkHeader(h) }
 
 // CheckEvent re-decodes ev.Raw and checks that it is storable as seq want

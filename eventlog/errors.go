@@ -18,7 +18,9 @@ var (
 	// published yet), and by a read-only Open of a path with no store.
 	ErrNotFound = errors.New("eventlog: not found")
 	// ErrLocked is returned by Open when another process (or another Log
-	// in this process) holds the store past Options.LockTimeout.
+	// in this process) holds the store past Options.LockTimeout; and by
+	// any call of a PostgreSQL store whose statement waited for a lock
+	// past lock_timeout or ran past statement_timeout (Options.Postgres).
 	ErrLocked = errors.New("eventlog: store is locked")
 	// ErrClosed is returned by every method of a Log after Close, and by
 	// Next on a closed Iterator.

@@ -1,9 +1,12 @@
 package eventlog
 
 import (
+	"context"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/sessionlog/sessionlog/codec"
 )
 
 // SetTestHooks installs the committer's test hooks; call it right after
@@ -69,4 +72,18 @@ func SetMaxUnapplied(n int64) (restore func()) {
 	old := maxUnapplied
 	maxUnapplied = n
 	return func() { maxUnapplied = old }
+}
+
+// CreateLegacy creates a session as Create does, but without the id rule
+// of checkHeader: a session that a store written before the rule may hold.
+func CreateLegacy(l *Log, h codec.SessionHeader) error {
+	if err := l.beginWrite(); err != nil {
+		return err
+	}
+	defer l.ops.Done()
+	hdr, err := codec.DecodeSessionHeader(h.Raw)
+	if err != nil {
+		return err
+	}
+	return l.createChecked(context.Background(), hdr)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sessionlog/sessionlog/eventlog/pglog"
 	"github.com/sessionlog/sessionlog/internal/pgtest"
 )
 
@@ -145,5 +146,34 @@ func TestURLReadCreatesNothing(t *testing.T) {
 	}
 	if n != 0 {
 		t.Errorf("read commands created %d tables", n)
+	}
+}
+
+// TestURLLocked: with the store's tables locked by another session, ls
+// and import fail within lock_timeout (pglog's default, or the URL's),
+// exit 1 naming what waited, instead of hanging.
+func TestURLLocked(t *testing.T) {
+	u, _ := pgtest.Schema(t)
+	mustRunArgs(t, "--db", u, "import", "testdata/import/basic.jsonl")
+	pgtest.Lock(t, u, "sessionlog_sessions", "sessionlog_events")
+	short := u + "&lock_timeout=300"
+	for _, tt := range []struct {
+		args        []string
+		names, says string
+		limit       time.Duration
+	}{
+		{[]string{"--db", u, "ls"}, "list sessions", "waited past lock_timeout (5s)", pglog.DefaultLockTimeout + 3*time.Second},
+		{[]string{"--db", short, "ls"}, "list sessions", "waited past lock_timeout (300ms)", 3 * time.Second},
+		{[]string{"--db", short, "import", "--id", "other", "testdata/import/basic.jsonl"}, "remove unpublished sessions",
+			"waited past lock_timeout (300ms)", 3 * time.Second},
+	} {
+		start := time.Now()
+		code, out, errOut := runArgs(t, tt.args...)
+		took := time.Since(start)
+		if code != exitFailure || out != "" || took > tt.limit ||
+			!strings.Contains(errOut, tt.names) || !strings.Contains(errOut, tt.says) {
+			t.Errorf("%s under a table lock = exit %d after %v, stdout %q\n%s", strings.Join(tt.args[2:], " "), code,
+				took.Round(time.Millisecond), out, errOut)
+		}
 	}
 }

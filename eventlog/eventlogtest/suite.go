@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) eventlog.Store) {
 		{"ForkRefused", testForkRefused},
 		{"Import", testImport},
 		{"ImportRefused", testImportRefused},
+		{"SessionIDs", testSessionIDs},
 		{"ConcurrentSessions", testConcurrentSessions},
 		{"RacingAppends", testRacingAppends},
 	}

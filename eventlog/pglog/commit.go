@@ -41,7 +41,9 @@ import (
 // names its seqs, and the chain hash covers every byte before them. Any
 // other failure of the transaction as a whole makes the committer retry
 // the requests one by one, each in its own transaction, so every caller
-// gets its own answer.
+// gets its own answer; except a statement past lock_timeout or
+// statement_timeout (ErrLocked), which every request of the batch gets,
+// since one by one each would wait as long again.
 
 const (
 	// maxBatch bounds the requests in one transaction.
@@ -123,8 +125,16 @@ func (s *Store) runBatch(batch []*commitReq) []error {
 		return errs
 	}
 	errs = make([]error, len(batch))
-	if len(batch) == 1 {
-		errs[0] = err
+	if len(batch) == 1 || errors.Is(err, eventlog.ErrLocked) {
+		// Past a time bound, one by one would wait that long again for
+		// each write: every caller gets the batch's error.
+		if len(batch) > 1 {
+			s.obs.log.Warn("pglog: group commit waited past a time bound; its writes fail",
+				"target", s.target, "writes", len(batch), "sqlstate", sqlState(err))
+		}
+		for i := range errs {
+			errs[i] = err
+		}
 		return errs
 	}
 	// The error names no user content once redacted: pgx's messages may
@@ -162,7 +172,7 @@ func (s *Store) retry(batch []*commitReq) ([]error, error) {
 			return errs, nil
 		}
 		if attempt >= maxRetries || !retryable(err) {
-			return nil, errors.Wrapf(err, "write transaction on %s", errors.Safe(s.target))
+			return nil, errors.Wrapf(s.bounded(context.Background(), err), "write transaction on %s", errors.Safe(s.target))
 		}
 		s.obs.retried(context.Background(), err)
 		if sqlState(err) == stateAmbiguous {

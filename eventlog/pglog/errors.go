@@ -1,6 +1,7 @@
 package pglog
 
 import (
+	"context"
 	"errors"
 
 	crdb "github.com/cockroachdb/errors"
@@ -45,7 +46,32 @@ const (
 	stateUniqueViol    = "23505" // unique_violation
 	stateDupTable      = "42P07" // duplicate_table (racing schema creation)
 	stateReadOnlyTx    = "25006" // read_only_sql_transaction
+	stateLockTimeout   = "55P03" // lock_not_available: waited past lock_timeout
+	stateCanceled      = "57014" // query_canceled: ran past statement_timeout
 )
+
+// bounded marks err eventlog.ErrLocked when the server cancelled a
+// statement for waiting past lock_timeout or running past
+// statement_timeout, saying which bound and its value; the caller's
+// wrap names the operation. A statement cancelled because ctx was is the
+// caller's cancellation, and other errors are returned as they are.
+func (s *Store) bounded(ctx context.Context, err error) error {
+	var msg, value string
+	switch sqlState(err) {
+	case stateLockTimeout:
+		msg, value = "waited past lock_timeout (%s) for a lock another session holds", s.lockTimeout
+	case stateCanceled:
+		if ctx.Err() != nil {
+			return err
+		}
+		msg, value = "ran past statement_timeout (%s)", s.statementTimeout
+	default:
+		return err
+	}
+	return crdb.WithHint(crdb.Mark(crdb.Wrapf(err, msg, crdb.Safe(value)), eventlog.ErrLocked),
+		"another session holds a lock the store needs, or the server is slow; lock_timeout and "+
+			"statement_timeout (URL parameters, or eventlog.Options.Postgres) set how long a statement may wait")
+}
 
 // sqlState returns the SQLSTATE of err, or "".
 func sqlState(err error) string {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"math"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
 	"github.com/jackc/pgx/v5"
@@ -84,6 +86,9 @@ func (s *Store) Head(ctx context.Context, session string) (eventlog.Head, error)
 }
 
 func (s *Store) head(ctx context.Context, session string) (eventlog.Head, error) {
+	if !holdable(session) {
+		return eventlog.Head{}, noSession(session)
+	}
 	var h eventlog.Head
 	err := s.read(ctx, func() error {
 		var err error
@@ -95,6 +100,15 @@ func (s *Store) head(ctx context.Context, session string) (eventlog.Head, error)
 		return eventlog.Head{}, noSession(session)
 	}
 	return h, err
+}
+
+// holdable reports whether a text column can hold id: PostgreSQL refuses
+// NUL and invalid UTF-8 in a parameter, so no session has such an id
+// here (eventlog.CheckHeader refuses it for new sessions everywhere, but
+// a bbolt store may hold one from before that rule) and a read of one is
+// ErrNotFound rather than the server's encoding error.
+func holdable(id string) bool {
+	return strings.IndexByte(id, 0) < 0 && utf8.ValidString(id)
 }
 
 // Sessions returns the heads of all published sessions, ordered by id
@@ -180,6 +194,9 @@ func (s *Store) HeaderRecord(ctx context.Context, session string) ([]byte, error
 		return nil, err
 	}
 	defer s.ops.Done()
+	if !holdable(session) {
+		return nil, errors.Wrapf(noSession(session), "pglog: header of session %q", errors.Safe(session))
+	}
 	var rec []byte
 	err := s.read(ctx, func() error {
 		return s.pool.QueryRow(ctx, `SELECT header FROM sessionlog_sessions WHERE id = $1 AND published`, session).Scan(&rec)
@@ -343,12 +360,13 @@ func (s *Store) page(ctx context.Context, session string, from, end int64, fn fu
 
 // read runs fn, a read of the database, again while it fails retryably
 // (SQLSTATE 40001 and kin: under SERIALIZABLE, as on CockroachDB, even a
-// read may be asked to retry), up to maxRetries times.
+// read may be asked to retry), up to maxRetries times. A statement past a
+// bound is ErrLocked (bounded).
 func (s *Store) read(ctx context.Context, fn func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := fn()
 		if err == nil || attempt >= maxRetries || !retryable(err) || ctx.Err() != nil {
-			return err
+			return s.bounded(ctx, err)
 		}
 		s.obs.retried(ctx, err)
 		time.Sleep(time.Duration(1<<attempt) * time.Millisecond)

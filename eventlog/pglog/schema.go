@@ -98,7 +98,7 @@ func checkFormat(v int64) error {
 func (s *Store) prepare(ctx context.Context) error {
 	v, found, err := format(ctx, s.pool)
 	if err != nil {
-		return err
+		return errors.Wrap(s.bounded(ctx, err), "read the store format")
 	}
 	if s.readOnly {
 		if !found {
@@ -123,14 +123,14 @@ func (s *Store) prepare(ctx context.Context) error {
 		if attempt < 5 && (retryable(err) || sqlState(err) == stateUniqueViol || sqlState(err) == stateDupTable) {
 			continue
 		}
-		return err
+		return errors.Wrap(s.bounded(ctx, err), "create or upgrade the schema")
 	}
 	_, err = s.pool.Exec(ctx, `
 WITH gone AS (
 	DELETE FROM sessionlog_sessions WHERE NOT published AND lease_until < now() RETURNING id
 )
 DELETE FROM sessionlog_events WHERE session IN (SELECT id FROM gone)`)
-	return errors.Wrap(err, "remove unpublished sessions")
+	return errors.Wrap(s.bounded(ctx, err), "remove unpublished sessions")
 }
 
 // migrate runs the migrations from the stored version up to FormatVersion.

@@ -116,7 +116,7 @@ func (st *stager) flush(ctx context.Context, publish bool) error {
 		time.Sleep(time.Duration(1<<attempt) * time.Millisecond)
 	}
 	if err != nil {
-		return err
+		return st.s.bounded(ctx, err)
 	}
 	for i := range st.recs {
 		st.recs[i] = nil

@@ -3,6 +3,7 @@ package pglog
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,9 @@ type Store struct {
 	target   string // the URL without its password, for messages
 	opts     eventlog.Options
 	readOnly bool
+	// lockTimeout and statementTimeout are the bounds in force, as
+	// messages print them.
+	lockTimeout, statementTimeout string
 
 	mu     sync.RWMutex // guards closed
 	closed bool
@@ -52,6 +56,16 @@ var _ eventlog.Store = (*Store)(nil)
 // Options.LockTimeout is 0.
 const DefaultConnectTimeout = 10 * time.Second
 
+// The bounds of every statement when neither Options.Postgres nor the URL
+// sets them (see eventlog.PostgresOptions): a lock held elsewhere makes a
+// call fail after DefaultLockTimeout, never hang, and no statement runs
+// longer than DefaultStatementTimeout (a group commit of 32 MiB or an
+// import batch on a slow link included).
+const (
+	DefaultStatementTimeout = time.Minute
+	DefaultLockTimeout      = 5 * time.Second
+)
+
 // IsURL reports whether target names a PostgreSQL database
 // (postgres://… or postgresql://…) rather than a bbolt file.
 func IsURL(target string) bool {
@@ -64,7 +78,8 @@ func IsURL(target string) bool {
 // what crashed imports left; a read-only Open runs every transaction
 // read-only and creates nothing: a database without a store is
 // ErrNotFound. opts.LockTimeout bounds the connection attempt
-// (DefaultConnectTimeout when 0). A newer
+// (DefaultConnectTimeout when 0); opts.Postgres bounds every statement
+// and transaction after it (lock_timeout, statement_timeout). A newer
 // schema is ErrUnsupported. As with eventlog.Open, a writable store needs
 // opts.NewValidator or opts.Unvalidated.
 func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, error) {
@@ -103,6 +118,11 @@ func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, erro
 			rp["synchronous_commit"] = "off"
 		}
 	}
+	lockTimeout := bound(rp, "lock_timeout", o.Postgres.LockTimeout, DefaultLockTimeout)
+	statementTimeout := bound(rp, "statement_timeout", o.Postgres.StatementTimeout, DefaultStatementTimeout)
+	if _, ok := rp["idle_in_transaction_session_timeout"]; !ok {
+		rp["idle_in_transaction_session_timeout"] = rp["statement_timeout"]
+	}
 	if cfg.MaxConns < 8 {
 		cfg.MaxConns = 8
 	}
@@ -111,6 +131,7 @@ func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, erro
 		return nil, errors.Wrapf(err, "pglog: connect to %s", errors.Safe(target))
 	}
 	s := &Store{pool: pool, target: target, opts: o, readOnly: o.ReadOnly,
+		lockTimeout: lockTimeout, statementTimeout: statementTimeout,
 		cache: sessioncache.New[*state](o.ValidatorCache), obs: newObserver(o.Logger, o.Metrics)}
 	s.cache.Observe(s.obs.kit)
 	pctx, cancel := context.WithTimeout(ctx, connect+time.Minute)
@@ -131,6 +152,24 @@ func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, erro
 	}
 	s.obs.log.Info("pglog: store opened", "target", target, "readOnly", o.ReadOnly, "validated", o.Replays())
 	return s, nil
+}
+
+// bound sets the server parameter name (a time) in rp, the parameters of
+// every connection: opt when it is positive, else the URL's value when
+// the URL set one, else def. It returns the value in force, for messages.
+func bound(rp map[string]string, name string, opt, def time.Duration) string {
+	if opt <= 0 {
+		if v, ok := rp[name]; ok {
+			if _, err := strconv.ParseInt(v, 10, 64); err == nil {
+				return v + "ms" // the server's unit for a bare number
+			}
+			return v
+		}
+		opt = def
+	}
+	ms := max(opt.Milliseconds(), 1) // 0 would mean no bound at all
+	rp[name] = strconv.FormatInt(ms, 10) + "ms"
+	return (time.Duration(ms) * time.Millisecond).String()
 }
 
 // redact renders the connection target without its password.

@@ -4,4 +4,6 @@
 // created for the test and dropped when it ends, and the URL that selects
 // it (search_path). With no server reachable the test skips with one
 // line, unless $SESSIONLOG_TEST_PG_REQUIRED=1, under which it fails.
+// Lock holds tables locked as another session would, for the tests of
+// the store's time bounds.
 package pgtest

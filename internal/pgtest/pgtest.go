@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"net/url"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,4 +99,37 @@ func QueryInt(t testing.TB, u, sql string) int64 {
 		t.Fatalf("pgtest: %s: %v", sql, err)
 	}
 	return v
+}
+
+// Lock takes tables of the database at u in ACCESS EXCLUSIVE mode, as
+// another session would, in a transaction that stays open until release
+// is called (or the test ends). So that code that waits for the lock
+// without a bound cannot hang the test for good, the server ends that
+// transaction after 10 s idle.
+func Lock(t testing.TB, u string, tables ...string) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatalf("pgtest: connect: %v", err)
+	}
+	for _, sql := range []string{
+		`SET idle_in_transaction_session_timeout = '10s'`,
+		`BEGIN`,
+		`LOCK TABLE ` + strings.Join(tables, ", ") + ` IN ACCESS EXCLUSIVE MODE`,
+	} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			conn.Close(ctx)
+			t.Fatalf("pgtest: %s: %v", sql, err)
+		}
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			_, _ = conn.Exec(ctx, `ROLLBACK`) // fails when the server ended it already
+			conn.Close(ctx)
+		})
+	}
+	t.Cleanup(release)
+	return release
 }
