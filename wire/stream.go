@@ -272,10 +272,15 @@ var (
 // reasonOther is the finish of an unknown stop reason R: an error whose
 // code is R upper-cased.
 func reasonOther(r string) []byte {
+	return reasonError("model stopped: "+r, strings.ToUpper(r))
+}
+
+// reasonError is a finish of kind error.
+func reasonError(message, code string) []byte {
 	out := []byte(`{"kind":"error","message":`)
-	out = codec.AppendJSONString(out, []byte("model stopped: "+r))
+	out = codec.AppendJSONString(out, []byte(message))
 	out = append(out, `,"code":`...)
-	out = codec.AppendJSONString(out, []byte(strings.ToUpper(r)))
+	out = codec.AppendJSONString(out, []byte(code))
 	return append(out, '}')
 }
 
