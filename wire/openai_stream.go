@@ -474,9 +474,11 @@ func errorReason(obj []byte) []byte {
 	case e.typ != "":
 		code = strings.ToUpper(e.typ)
 	}
-	msg := e.message
+	// The message may be cut inside a character (readAPIError's bound):
+	// the finish must stay valid JSON text for the log to hold it.
+	msg := strings.ToValidUTF8(e.message, "\uFFFD")
 	if msg == "" {
 		msg = "the server reported an error mid-stream"
 	}
-	return reasonError(msg, code)
+	return reasonError(msg, strings.ToValidUTF8(code, "\uFFFD"))
 }
