@@ -23,8 +23,8 @@ type anthropicBlock struct{ wire, block int64 }
 type anthropicEvent struct {
 	typ      []byte
 	index    int64
-	block    struct{ typ, id, name, text []byte } // content_block
-	delta    struct{ typ, text, stop []byte }     // delta: its text, partial_json or thinking; stop_reason
+	block    struct{ typ, id, name, text, input []byte } // content_block; input in storage form
+	delta    struct{ typ, text, stop []byte }            // delta: its text, partial_json or thinking; stop_reason
 	hasBlock bool
 	apiErr   []byte
 }
@@ -109,21 +109,7 @@ func (s *anthropicStream) read(mp []byte, e *anthropicEvent) error {
 				e.index = v.Int
 			}
 		case "content_block":
-			e.hasBlock, err = eachPair(r, func(k []byte, v codec.Token) {
-				if v.Kind != codec.KindString {
-					return
-				}
-				switch string(k) {
-				case "type":
-					e.block.typ = v.Str
-				case "id":
-					e.block.id = v.Str
-				case "name":
-					e.block.name = v.Str
-				case "text", "thinking":
-					e.block.text = v.Str
-				}
-			})
+			e.hasBlock, err = readContentBlock(r, e)
 		case "delta":
 			_, err = eachPair(r, func(k []byte, v codec.Token) {
 				if v.Kind != codec.KindString {
@@ -152,6 +138,48 @@ func (s *anthropicStream) read(mp []byte, e *anthropicEvent) error {
 		}
 	}
 	return nil
+}
+
+// readContentBlock reads a content_block in place into e: its strings, and a
+// tool_use's input value. It reports whether the value was an object.
+func readContentBlock(r *codec.Reader, e *anthropicEvent) (bool, error) {
+	t, err := r.Next()
+	if err != nil {
+		return false, err
+	}
+	if t.Kind != codec.KindObject {
+		return false, skipAfter(r, t)
+	}
+	for i := 0; i < t.N; i++ {
+		k, err := r.Next()
+		if err != nil {
+			return false, err
+		}
+		if string(k.Str) == "input" {
+			if e.block.input, err = r.Value(maxDepth); err != nil {
+				return false, err
+			}
+			continue
+		}
+		v, err := scalar(r)
+		if err != nil {
+			return false, err
+		}
+		if v.Kind != codec.KindString {
+			continue
+		}
+		switch string(k.Str) {
+		case "type":
+			e.block.typ = v.Str
+		case "id":
+			e.block.id = v.Str
+		case "name":
+			e.block.name = v.Str
+		case "text", "thinking":
+			e.block.text = v.Str
+		}
+	}
+	return true, nil
 }
 
 // readMessage reads message_start's message in place, for its usage.
@@ -261,6 +289,14 @@ func (s *anthropicStream) start(wire int64, e *anthropicEvent, emit func(Chunk))
 	switch ours {
 	case "tool-call":
 		b.id, b.name = string(e.block.id), string(e.block.name)
+		// A non-empty input (a call made by server-side code, streamed
+		// with no deltas) is the first arguments fragment.
+		if t := token(e.block.input); t.Kind == codec.KindObject && t.N > 0 {
+			if js := codec.JSONOrNil(e.block.input); js != nil {
+				b.text = append(b.text, js...)
+				emit(Chunk{Type: ChunkToolCallDelta, Index: bi, ID: b.id, Name: b.name, ArgumentsDelta: string(js)})
+			}
+		}
 	case "text":
 		if len(text) > 0 {
 			s.text(bi, ChunkTextDelta, text, emit)

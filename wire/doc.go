@@ -40,7 +40,9 @@
 // A translator holds only the current incomplete SSE line and each open
 // block's text (block-end carries the finished block), never the stream.
 // Failures are *Error values with the codes of SPEC §12: STREAM_CLOSED,
-// MALFORMED_RESPONSE, EMPTY_RESPONSE, an error event's type; HTTPError
+// MALFORMED_RESPONSE, EMPTY_RESPONSE, an anthropic-messages error event's
+// type (an openai-chat error object is not a failure: it ends the stream
+// with a finish of kind error, its message and code); HTTPError
 // maps a non-2xx response (AUTH, RATE_LIMIT, SERVER, HTTP_N,
 // INVALID_REQUEST, CONTEXT_WINDOW_EXCEEDED, OVERLOADED).
 //
@@ -65,15 +67,22 @@
 //   - anthropic-messages: tool_result content keeps only its non-empty
 //     text blocks; arguments that are a JSON object by codec's strict rules
 //     (no duplicate keys) are inserted as their bytes, anything else is {}.
-//   - openai-chat stream: a chunk with an error object ends the stream with
-//     the error's code (else its type) upper-cased, else SERVER; the tool
-//     call fragments of one delta are applied after its texts; tool-call
-//     deltas repeat the call's id and name once seen.
+//   - openai-chat stream: an error object without code or type has the
+//     code SERVER, without message a fixed one; the rest of its payload
+//     (choices, usage) is read before it ends the stream. A delta with both
+//     reasoning_content and reasoning takes reasoning_content alone (some
+//     servers send the same text in both); a delta with both content and
+//     refusal adds content, then refusal, to the text block. The tool call
+//     fragments of one delta are applied after its texts; tool-call deltas
+//     repeat the call's id and name once seen.
 //   - anthropic-messages stream: block types other than text, tool_use and
 //     thinking (redacted_thinking, server tools) and signature deltas are
-//     not ours and are skipped; a tool_use that received no input fragment
-//     ends with the arguments "{}"; usage is emitted when message_start or
-//     message_delta reported any.
+//     not ours and are skipped; a tool_use's non-empty input is written as
+//     JSON.stringify writes it (no whitespace, keys in their order), and
+//     input_json_delta fragments, if any follow, are appended to it; a
+//     tool_use that received no input fragment ends with the arguments
+//     "{}"; usage is emitted when message_start or message_delta reported
+//     any, each value the last that was an integer (a null is no report).
 //   - A text block whose text is not a string is refused (ErrInvalid),
 //     naming the message and block, never their content.
 //   - openai-responses: blocks open at their first text (an empty part

@@ -35,6 +35,7 @@ func (s *openAIStream) event(_ []byte, data []byte, emit func(Chunk)) (bool, err
 	if err != nil || t.Kind != codec.KindObject {
 		return false, &Error{Code: CodeMalformed, Message: "a chunk is not a JSON object"}
 	}
+	var failed []byte // the payload's error object, if any
 	for i := 0; i < t.N; i++ {
 		k, err := r.Next()
 		if err != nil {
@@ -77,13 +78,20 @@ func (s *openAIStream) event(_ []byte, data []byte, emit func(Chunk)) (bool, err
 				return false, malformed()
 			}
 			if token(v).Kind == codec.KindObject {
-				return false, streamError(v, "SERVER")
+				failed = v
 			}
 		default:
 			if err := r.Skip(maxDepth); err != nil {
 				return false, malformed()
 			}
 		}
+	}
+	if failed != nil {
+		// An error object ends the stream like [DONE], with an error
+		// finish: what streamed before it is kept.
+		s.finish = errorReason(failed)
+		s.end(emit)
+		return true, nil
 	}
 	return false, nil
 }
@@ -136,7 +144,7 @@ func (s *openAIStream) choice(r *codec.Reader, emit func(Chunk)) error {
 	if t.Kind != codec.KindObject {
 		return skipAfter(r, t)
 	}
-	var reasoning, content []byte
+	var d deltaText
 	s.frags = s.frags[:0]
 	for i := 0; i < t.N; i++ {
 		k, err := r.Next()
@@ -145,17 +153,17 @@ func (s *openAIStream) choice(r *codec.Reader, emit func(Chunk)) error {
 		}
 		switch string(k.Str) {
 		case "delta":
-			d, err := r.Next()
+			dt, err := r.Next()
 			if err != nil {
 				return malformed()
 			}
-			if d.Kind != codec.KindObject {
-				if err := skipAfter(r, d); err != nil {
+			if dt.Kind != codec.KindObject {
+				if err := skipAfter(r, dt); err != nil {
 					return malformed()
 				}
 				continue
 			}
-			if reasoning, content, err = s.readDelta(r, d.N); err != nil {
+			if err := s.readDelta(r, dt.N, &d); err != nil {
 				return err
 			}
 		case "finish_reason":
@@ -172,17 +180,28 @@ func (s *openAIStream) choice(r *codec.Reader, emit func(Chunk)) error {
 			}
 		}
 	}
+	// reasoning_content (DeepSeek) or, from servers that name it so,
+	// reasoning (Groq, OpenRouter): one source per delta, so a server
+	// that sends both with the same text does not double it.
+	reasoning := d.reasoningContent
+	if len(reasoning) == 0 {
+		reasoning = d.reasoning
+	}
 	if len(reasoning) > 0 {
 		if s.reasoning == 0 {
 			s.reasoning = s.set.open("reasoning", emit) + 1
 		}
 		s.delta(s.reasoning-1, ChunkReasoningDelta, reasoning, emit)
 	}
-	if len(content) > 0 {
+	// A refusal is text: the user sees why the model refused.
+	for _, text := range [2][]byte{d.content, d.refusal} {
+		if len(text) == 0 {
+			continue
+		}
 		if s.text == 0 {
 			s.text = s.set.open("text", emit) + 1
 		}
-		s.delta(s.text-1, ChunkTextDelta, content, emit)
+		s.delta(s.text-1, ChunkTextDelta, text, emit)
 	}
 	for i := range s.frags {
 		s.toolCall(&s.frags[i], emit)
@@ -190,50 +209,59 @@ func (s *openAIStream) choice(r *codec.Reader, emit func(Chunk)) error {
 	return nil
 }
 
-// readDelta reads a delta object of n pairs: its texts, and its tool call
-// fragments into s.frags.
-func (s *openAIStream) readDelta(r *codec.Reader, n int) (reasoning, content []byte, err error) {
+// deltaText is the non-empty texts of one delta.
+type deltaText struct{ reasoningContent, reasoning, content, refusal []byte }
+
+// readDelta reads a delta object of n pairs: its texts into d, and its
+// tool call fragments into s.frags.
+func (s *openAIStream) readDelta(r *codec.Reader, n int, d *deltaText) error {
 	for i := 0; i < n; i++ {
 		k, err := r.Next()
 		if err != nil {
-			return nil, nil, malformed()
+			return malformed()
 		}
 		switch string(k.Str) {
-		case "reasoning_content", "content":
+		case "reasoning_content", "reasoning", "content", "refusal":
 			v, err := scalar(r)
 			if err != nil {
-				return nil, nil, malformed()
+				return malformed()
 			}
-			if v.Kind == codec.KindString {
-				if k.Str[0] == 'r' {
-					reasoning = v.Str
-				} else {
-					content = v.Str
-				}
+			if v.Kind != codec.KindString || len(v.Str) == 0 {
+				continue
+			}
+			switch string(k.Str) {
+			case "reasoning_content":
+				d.reasoningContent = v.Str
+			case "reasoning":
+				d.reasoning = v.Str
+			case "content":
+				d.content = v.Str
+			case "refusal":
+				d.refusal = v.Str
 			}
 		case "tool_calls":
 			a, err := r.Next()
 			if err != nil {
-				return nil, nil, malformed()
+				return malformed()
 			}
 			if a.Kind != codec.KindArray {
 				if err := skipAfter(r, a); err != nil {
-					return nil, nil, malformed()
+					return malformed()
 				}
 				continue
 			}
 			for j := 0; j < a.N; j++ {
 				if err := s.readFragment(r, int64(j)); err != nil {
-					return nil, nil, err
+					return err
 				}
 			}
 		default:
 			if err := r.Skip(maxDepth); err != nil {
-				return nil, nil, malformed()
+				return malformed()
 			}
 		}
 	}
-	return reasoning, content, nil
+	return nil
 }
 
 // readFragment reads one tool_calls entry; its wire index is its position
@@ -434,16 +462,23 @@ func openAIUsage(r *codec.Reader, n int) (*Usage, error) {
 	return &u, nil
 }
 
-// streamError is the error of an error object in a stream: its code (or
-// type) upper-cased, else def, and its message.
-func streamError(obj []byte, def string) *Error {
+// errorReason is the finish of an error object in a stream (SPEC §12.2):
+// kind error, its message, and its code (else its type, else SERVER)
+// upper-cased.
+func errorReason(obj []byte) []byte {
 	e := readAPIError(obj)
-	code := def
+	code := "SERVER"
 	switch {
 	case e.code != "":
 		code = strings.ToUpper(e.code)
 	case e.typ != "":
 		code = strings.ToUpper(e.typ)
 	}
-	return &Error{Code: code, Message: e.message}
+	// The message may be cut inside a character (readAPIError's bound):
+	// the finish must stay valid JSON text for the log to hold it.
+	msg := strings.ToValidUTF8(e.message, "\uFFFD")
+	if msg == "" {
+		msg = "the server reported an error mid-stream"
+	}
+	return reasonError(msg, strings.ToValidUTF8(code, "\uFFFD"))
 }

@@ -255,7 +255,9 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 	if c.out == "-" {
 		return nil
 	}
-	err = atomicfile.Write(c.out, "logbench: write", func(w io.Writer) error {
+	// BENCHMARKS.md holds figures, no session content: readable like the
+	// rest of a checkout.
+	err = atomicfile.Write(c.out, "logbench: write", 0o644, func(w io.Writer) error {
 		_, err := io.WriteString(w, doc)
 		return errors.Wrapf(err, "logbench: write %s", errors.Safe(c.out))
 	})

@@ -126,7 +126,9 @@ func dirSize(dir string) (int64, error) {
 }
 
 // copyStore copies a store's file and its write-ahead log directory to
-// path (creating path's directory).
+// path (creating path's directory), with the permissions the store gives
+// them (file and segments 0600, log directory 0700): the open measured
+// has none to tighten.
 func copyStore(from, to string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return errors.Wrap(err, "copy store")
@@ -138,7 +140,7 @@ func copyStore(from, to string) error {
 	if err != nil {
 		return errors.Wrap(err, "copy store")
 	}
-	if err := os.MkdirAll(eventlog.WALDir(to), 0o755); err != nil {
+	if err := os.MkdirAll(eventlog.WALDir(to), 0o700); err != nil {
 		return errors.Wrap(err, "copy store")
 	}
 	for _, e := range ents {
@@ -155,7 +157,7 @@ func copyFile(from, to string) error {
 		return errors.Wrap(err, "copy store")
 	}
 	defer in.Close()
-	out, err := os.Create(to)
+	out, err := os.OpenFile(to, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return errors.Wrap(err, "copy store")
 	}

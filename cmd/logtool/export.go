@@ -31,7 +31,9 @@ header line, then one line per event, each ending in a newline. Importing a
 canonical file and exporting it yields the same bytes.
 
 With -o FILE the output is written to a temporary file next to FILE and
-renamed over it once complete, so FILE is never left half-written.`,
+renamed over it once complete, so FILE is never left half-written. A new
+FILE is readable by you only (0600), as the store is; a FILE replaced keeps
+its permissions.`,
 		Args: exactArgs("SESSION"),
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			return runExport(cmd.Context(), opts, args, stdout, stderr)
@@ -97,5 +99,5 @@ func runExport(ctx context.Context, opts exportOptions, args []string, stdout, _
 	if opts.output == "" || opts.output == "-" {
 		return write(stdout)
 	}
-	return atomicfile.Write(opts.output, "export", write)
+	return atomicfile.Write(opts.output, "export", atomicfile.ContentPerm, write)
 }

@@ -25,6 +25,12 @@
 // order. Other files in the directory are ignored. Integers are
 // little-endian; every crc is CRC-32C (Castagnoli).
 //
+// The records are content (the prompts and tool results of writes not yet
+// applied), so they are the owner's alone, like the store file: Open
+// creates the directory 0700 and segments 0600 (a stricter umask makes
+// them stricter), and takes the group's and others' permissions off an
+// existing directory and its segments. Read changes nothing.
+//
 // A segment begins with a 32-byte header:
 //
 //	0         8         12        16                  24        28        32

@@ -69,6 +69,11 @@ func Open(dir string, after uint64, opts Options, fn func(lsn uint64, payload []
 	if err != nil {
 		return nil, s.report, err
 	}
+	for _, sg := range s.segs {
+		if err := restrict(sg.path, filePerm); err != nil {
+			return nil, s.report, err
+		}
+	}
 	w := &WAL{dir: dir, opts: opts, segs: s.segs, next: s.next, link: s.link}
 	if s.unwritten != "" {
 		if err := os.Remove(s.unwritten); err != nil {
@@ -170,7 +175,7 @@ func (w *WAL) cut() error {
 	if w.opts.OnCut != nil {
 		w.opts.OnCut(filepath.Base(path))
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, filePerm)
 	if err != nil {
 		return errors.Wrapf(err, "wal: create segment")
 	}
@@ -329,15 +334,40 @@ func fdatasync(f *os.File) error {
 	}
 }
 
-// mkdir creates dir if it is missing and makes its name durable.
+// The permissions of what the WAL creates: its records are the store's
+// content (prompts, tool results) before they are applied, so only the
+// owner reads them, as with the store file itself. A stricter umask makes
+// them stricter still.
+const (
+	filePerm fs.FileMode = 0o600
+	dirPerm  fs.FileMode = 0o700
+)
+
+// restrict takes the group's and others' permissions off path when it has
+// any beyond perm (a WAL written before they were restricted, or under a
+// looser setting); it never adds a permission.
+func restrict(path string, perm fs.FileMode) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return errors.Wrapf(err, "wal: read permissions of %s", errors.Safe(filepath.Base(path)))
+	}
+	mode := fi.Mode().Perm()
+	if mode&^perm == 0 {
+		return nil
+	}
+	return errors.Wrapf(os.Chmod(path, mode&perm), "wal: restrict permissions of %s", errors.Safe(filepath.Base(path)))
+}
+
+// mkdir creates dir if it is missing and makes its name durable; an
+// existing dir loses the group's and others' permissions.
 func mkdir(dir string, noSync bool) error {
 	if fi, err := os.Stat(dir); err == nil {
 		if !fi.IsDir() {
 			return errors.Newf("wal: %s is not a directory", errors.Safe(dir))
 		}
-		return nil
+		return restrict(dir, dirPerm)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return errors.Wrapf(err, "wal: create %s", errors.Safe(dir))
 	}
 	if noSync {

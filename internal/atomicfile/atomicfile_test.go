@@ -10,14 +10,21 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/internal/atomicfile"
+	"github.com/sessionlog/sessionlog/internal/permtest"
 	"github.com/sessionlog/sessionlog/internal/powerfs"
 	"github.com/sessionlog/sessionlog/internal/powerfs/powerfstest"
 )
 
+// TestWrite runs under a set umask (not parallel: the umask is the
+// process's). A new export is its owner's alone whatever the umask; a
+// file that is not content gets its permissions less the umask, as
+// open(2) gives them; a file replaced keeps its own.
 func TestWrite(t *testing.T) {
 	errWrite := errors.New("write failed")
 	tests := []struct {
 		name     string
+		umask    int
+		perm     os.FileMode // asked for a new file
 		existing []byte      // nil: no file before
 		mode     os.FileMode // of the existing file
 		write    string
@@ -25,13 +32,19 @@ func TestWrite(t *testing.T) {
 		want     string
 		wantMode os.FileMode
 	}{
-		{name: "new file", write: "new\n", want: "new\n", wantMode: 0o644},
-		{name: "replaces, keeps mode", existing: []byte("old\n"), mode: 0o600, write: "new\n", want: "new\n", wantMode: 0o600},
-		{name: "failed write keeps the old file", existing: []byte("old\n"), mode: 0o640, write: "partial", fail: true, want: "old\n", wantMode: 0o640},
-		{name: "failed write creates nothing", write: "partial", fail: true},
+		{name: "new content file", umask: 0o022, perm: atomicfile.ContentPerm, write: "new\n", want: "new\n", wantMode: 0o600},
+		{name: "new content file, no umask", umask: 0, perm: atomicfile.ContentPerm, write: "new\n", want: "new\n", wantMode: 0o600},
+		{name: "new content file, strict umask", umask: 0o077, perm: atomicfile.ContentPerm, write: "new\n", want: "new\n", wantMode: 0o600},
+		{name: "new file, not content", umask: 0o022, perm: 0o644, write: "new\n", want: "new\n", wantMode: 0o644},
+		{name: "new file, not content, stricter umask", umask: 0o027, perm: 0o644, write: "new\n", want: "new\n", wantMode: 0o640},
+		{name: "replaces, keeps mode", umask: 0o022, perm: atomicfile.ContentPerm, existing: []byte("old\n"), mode: 0o600, write: "new\n", want: "new\n", wantMode: 0o600},
+		{name: "replaces, keeps the mode its owner gave it", umask: 0o022, perm: atomicfile.ContentPerm, existing: []byte("old\n"), mode: 0o644, write: "new\n", want: "new\n", wantMode: 0o644},
+		{name: "failed write keeps the old file", umask: 0o022, perm: atomicfile.ContentPerm, existing: []byte("old\n"), mode: 0o640, write: "partial", fail: true, want: "old\n", wantMode: 0o640},
+		{name: "failed write creates nothing", umask: 0o022, perm: atomicfile.ContentPerm, write: "partial", fail: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			permtest.Umask(t, tt.umask)
 			dir := t.TempDir()
 			path := filepath.Join(dir, "out.jsonl")
 			if tt.existing != nil {
@@ -42,7 +55,7 @@ func TestWrite(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err := atomicfile.Write(path, "export", func(w io.Writer) error {
+			err := atomicfile.Write(path, "export", tt.perm, func(w io.Writer) error {
 				if _, err := io.WriteString(w, tt.write); err != nil {
 					return err
 				}
@@ -95,7 +108,7 @@ func TestSurvivesPowerCut(t *testing.T) {
 	// process can serve it and write to it.
 	disk, mnt, fsys := powerfstest.Mount(t, nil)
 	for _, text := range []string{"first export\n", "second export\n"} {
-		err := atomicfile.Write(filepath.Join(mnt, "out.jsonl"), "export", func(w io.Writer) error {
+		err := atomicfile.Write(filepath.Join(mnt, "out.jsonl"), "export", atomicfile.ContentPerm, func(w io.Writer) error {
 			_, err := io.WriteString(w, text)
 			return err
 		})
