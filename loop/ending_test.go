@@ -68,6 +68,53 @@ func TestProviderErrorEndsTurn(t *testing.T) {
 	}
 }
 
+// chunksProvider streams the same chunks for every request.
+type chunksProvider []loop.Chunk
+
+func (p chunksProvider) Stream(context.Context, *loop.Request) (loop.Stream, error) {
+	return &instantStream{chunks: append([]loop.Chunk(nil), p...)}, nil
+}
+
+// TestErrorFinishEndsTurn checks that a server's error inside the stream
+// (a finish of kind error, SPEC §12.2) ends the turn as a provider error
+// does (SPEC §7.1): the text so far is the step's message, and turn/end
+// carries the error's code and message, not completed.
+func TestErrorFinishEndsTurn(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason, code, message string
+	}{
+		{"coded", `{"kind":"error","message":"server overloaded","code":"OVERLOADED"}`, "OVERLOADED", "server overloaded"},
+		{"no code", `{"kind":"error","message":"lost"}`, "PROVIDER", "lost"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			l := h.open("s", func(o *loop.Options) {
+				o.Provider = chunksProvider{
+					{Type: loop.ChunkBlockStart, BlockType: "text"},
+					{Type: loop.ChunkTextDelta, Text: "partial"},
+					{Type: loop.ChunkBlockEnd, Block: []byte(`{"type":"text","text":"partial"}`)},
+					{Type: loop.ChunkFinish, Reason: []byte(tc.reason)},
+				}
+			})
+			out, err := l.Send(context.Background(), loop.Text("hi"), loop.User)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Reason != "error" || out.Code != tc.code || out.Message != tc.message || out.Step != 1 {
+				t.Fatalf("outcome %+v; want error %s %q at step 1", out, tc.code, tc.message)
+			}
+			got := strings.Join(types(t, h.store, "s", 2), ",")
+			want := "step/start,request/header,request/digest,assistant/chunk,assistant/chunk,assistant/chunk,assistant/chunk,assistant/message,step/end,turn/end"
+			if got != want {
+				t.Fatalf("events %s; want %s", got, want)
+			}
+			if want := `"reason":{"kind":"error","step":1,"message":"` + tc.message + `","code":"` + tc.code + `"}`; !strings.Contains(lastJSON(t, h.store, "s"), want) {
+				t.Fatalf("turn/end %s lacks %s", lastJSON(t, h.store, "s"), want)
+			}
+		})
+	}
+}
+
 func TestScriptExhausted(t *testing.T) {
 	h := newHarness(t)
 	l := h.open("s", nil)

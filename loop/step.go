@@ -280,6 +280,15 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 	if err := b.commit(ctx); err != nil {
 		return nil, nil, err
 	}
+	if f := asm.failure; f != nil {
+		// The server ended the stream with an error: the answer so far is
+		// the step's message, and the turn ends as on any provider error.
+		e := &ending{kind: "error", step: step, code: f.code, message: f.message}
+		l.obs.providerError(ctx, e.code)
+		l.obs.log.Warn("loop: an error in the stream ends the turn", "session", l.hdr.ID, "turn", turn, "step", step, "code", e.code)
+		b = l.batch()
+		return fail(e)
+	}
 	msg := b.evs[len(b.evs)-1].Data.(*codec.AssistantMessage)
 	var calls []call
 	for _, blk := range msg.Content.Blocks {

@@ -95,7 +95,13 @@ type assembler struct {
 	blocks map[int64]*partial
 	usage  *Usage
 	replay []byte
+	// failure is the code and message of a finish of kind error: the
+	// server reported an error inside the stream (SPEC §12.2, §12.3), which
+	// ends the turn as a provider error does (SPEC §7.1).
+	failure *finishError
 }
+
+type finishError struct{ code, message string }
 
 type partial struct {
 	typ, text, id, name, args string
@@ -153,7 +159,42 @@ func (a *assembler) add(c *Chunk, stored []byte) {
 		if c.ReplayState != nil {
 			a.replay, _ = jsonValue(c.ReplayState, "replayState")
 		}
+		a.failure = errorReason(stored)
 	}
+}
+
+// errorReason reads the reason of a stored finish chunk: its code and
+// message when its kind is error, else nil. A reason without a code is
+// PROVIDER's, as an error without one is (SPEC §7.1).
+func errorReason(chunk []byte) *finishError {
+	var kind, code, message string
+	f := codec.NewFields(chunk, codec.PrefixCodec)
+	err := f.Object("chunk", func(k []byte) error {
+		if string(k) != "reason" {
+			return f.Skip()
+		}
+		return f.Object("reason", func(k []byte) error {
+			var err error
+			switch string(k) {
+			case "kind":
+				kind, err = f.Str("kind")
+			case "code":
+				code, err = f.Str("code")
+			case "message":
+				message, err = f.Str("message")
+			default:
+				err = f.Skip()
+			}
+			return err
+		})
+	})
+	if err != nil || kind != "error" {
+		return nil
+	}
+	if code == "" {
+		code = "PROVIDER"
+	}
+	return &finishError{code: code, message: message}
 }
 
 // blockOf extracts the block value from a stored block-end chunk object.
