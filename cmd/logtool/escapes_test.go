@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/internal/printable"
 )
 
 // planted are the terminal controls a hostile log plants: a new title, a
@@ -204,5 +207,17 @@ func TestTerminalEscapes(t *testing.T) {
 	_, raw, _ := runIn(e, "--db", db, "replay", id, "--wire", "openai-chat", "--format", "raw", "--step", "1.1")
 	if !strings.Contains(raw, "m\u001b]0;title\u0007") && !strings.Contains(raw, `m\u001b]0;title\u0007`) {
 		t.Errorf("replay --format raw lost the model name: %q", raw)
+	}
+}
+
+// TestPrintErrorLines: an error message that holds a server's text (a
+// PostgreSQL error, a transport failure) cannot forge a line of logtool's
+// own, nor send a control character to the terminal.
+func TestPrintErrorLines(t *testing.T) {
+	var b bytes.Buffer
+	printError(&b, errors.WithHint(errors.New("server said: no\nlogtool: all good"+planted+"\n\talready indented"), "hint one\nhint: forged"))
+	want := "logtool: server said: no\n\tlogtool: all good" + printable.Line(planted) + "\n\talready indented\nhint: hint one\n\thint: forged\n"
+	if b.String() != want {
+		t.Errorf("printError wrote\n%q\nwant\n%q", b.String(), want)
 	}
 }

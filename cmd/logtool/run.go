@@ -134,17 +134,36 @@ func printError(w io.Writer, err error) {
 // its hints on a line of its own.
 //
 // A message may hold what a server or a file said: its control characters
-// are escaped (its lines and tabs kept), as everything on stderr is.
+// are escaped, as everything on stderr is, and a line of it after the
+// first is indented by a tab, so that no line it holds can pass for one of
+// logtool's own ("logtool: …", "hint: …").
 func printWithHints(w io.Writer, prefix string, err error) {
 	msg := strings.TrimRight(err.Error(), " \n\t")
-	fmt.Fprintf(w, "%s%s\n", prefix, printable.Text(msg))
+	fmt.Fprintf(w, "%s%s\n", prefix, indentLines(msg))
 	hints := errors.FlattenHints(err)
 	if hints == "" {
 		return
 	}
 	for _, h := range strings.Split(hints, "\n--\n") {
-		fmt.Fprintf(w, "hint: %s\n", printable.Text(h))
+		fmt.Fprintf(w, "hint: %s\n", indentLines(h))
 	}
+}
+
+// indentLines returns s with its control characters escaped but for \n
+// and \t, and a tab before each line after the first that is not empty
+// and does not start with one.
+func indentLines(s string) string {
+	s = printable.Text(s)
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i := 1; i < len(lines); i++ {
+		if lines[i] != "" && !strings.HasPrefix(lines[i], "\t") {
+			lines[i] = "\t" + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // newRootCmd builds the command tree. Output goes to stdout and stderr;
