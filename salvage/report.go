@@ -2,9 +2,9 @@ package salvage
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/sessionlog/sessionlog/internal/printable"
 )
 
 // Cause says why a session was not copied whole.
@@ -149,7 +149,7 @@ func (s *Session) LostEvents() (int64, bool) {
 // Messages name positions and classes, never content.
 func (s *Session) String() string {
 	var b strings.Builder
-	id := quoteID(s.ID)
+	id := printable.ID(s.ID)
 	switch {
 	case s.Skipped():
 		fmt.Fprintf(&b, "%s skipped: never published (an import or fork that did not finish)", id)
@@ -195,21 +195,6 @@ func (s *Session) String() string {
 		fmt.Fprintf(&b, "; head record unreadable, so the event count is a lower bound: %v", s.HeadErr)
 	}
 	return b.String()
-}
-
-// quoteID returns id as it is when it is printable and has no space, else
-// quoted, so that a report line stays one line whatever a (damaged) id
-// holds.
-func quoteID(id string) string {
-	for _, r := range id {
-		if !unicode.IsGraphic(r) || unicode.IsSpace(r) || r == '"' {
-			return strconv.Quote(id)
-		}
-	}
-	if id == "" {
-		return `""`
-	}
-	return id
 }
 
 // Report is what Copy or Into did, one Session per session of the source

@@ -89,7 +89,7 @@ func runCache(ctx context.Context, opts cacheOptions, args []string, stdout, _ i
 		return err
 	}
 	reads := tot.CacheReads > 0
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(opts.g.human(stdout), 0, 4, 2, ' ', tabwriter.AlignRight)
 	if reads {
 		fmt.Fprintf(tw, "step\tbytes\treusable\tre-sent\tcache-read\t reason\n")
 	} else {

@@ -5,11 +5,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net/url"
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/spf13/cobra"
 )
 
@@ -71,17 +71,18 @@ func runCopy(ctx context.Context, opts copyOptions, args []string, stdout, stder
 	}
 	defer closeStore(dst, &err)
 
+	stdout = opts.g.human(stdout)
 	copied, skipped, failed := 0, 0, 0
 	one := func(id string) error {
 		n, chain, err := copySession(ctx, src, dst, id)
 		switch {
 		case err == nil:
 			copied++
-			_, err := fmt.Fprintf(stdout, "%s %d %s\n", id, n, hex.EncodeToString(chain[:]))
+			_, err := fmt.Fprintf(stdout, "%s %d %s\n", printable.ID(id), n, hex.EncodeToString(chain[:]))
 			return errors.Wrap(err, "copy: write output")
 		case opts.skipExisting && errors.Is(err, eventlog.ErrConflict):
 			skipped++
-			fmt.Fprintf(stderr, "logtool: copy: session %s exists in %s: skipped\n", id, redactDB(opts.to))
+			fmt.Fprintf(stderr, "logtool: copy: session %s exists in %s: skipped\n", printable.ID(id), toG.name())
 			return nil
 		case ctx.Err() != nil:
 			return err
@@ -123,22 +124,22 @@ func copySession(ctx context.Context, src, dst store, id string) (int64, [32]byt
 	}
 	it, err := src.Scan(ctx, id, 0)
 	if err != nil {
-		return 0, [32]byte{}, errors.Wrapf(err, "copy %s", errors.Safe(id))
+		return 0, [32]byte{}, errors.Wrapf(err, "copy %s", errors.Safe(printable.ID(id)))
 	}
 	defer it.Close()
 	// Up to the head read above: events appended since are not in its
 	// chain hash.
 	n, err := dst.Import(ctx, head.Header, &upTo{it: it, end: head.Next})
 	if err != nil {
-		return 0, [32]byte{}, errors.Wrapf(err, "copy %s", errors.Safe(id))
+		return 0, [32]byte{}, errors.Wrapf(err, "copy %s", errors.Safe(printable.ID(id)))
 	}
 	got, err := dst.Head(ctx, id)
 	if err != nil {
-		return 0, [32]byte{}, errors.Wrapf(err, "copy %s", errors.Safe(id))
+		return 0, [32]byte{}, errors.Wrapf(err, "copy %s", errors.Safe(printable.ID(id)))
 	}
 	if got.Chain != head.Chain || got.Next != head.Next {
 		return 0, [32]byte{}, errors.Mark(errors.Newf("copy %s: the copy's chain hash %x (%d events) differs from the source's %x (%d events)",
-			errors.Safe(id), errors.Safe(got.Chain[:]), errors.Safe(got.Next), errors.Safe(head.Chain[:]), errors.Safe(head.Next)),
+			errors.Safe(printable.ID(id)), errors.Safe(got.Chain[:]), errors.Safe(got.Next), errors.Safe(head.Chain[:]), errors.Safe(head.Next)),
 			eventlog.ErrCorrupt)
 	}
 	return n, got.Chain, nil
@@ -156,16 +157,4 @@ func (u *upTo) Next() (codec.Event, error) {
 		return codec.Event{}, io.EOF
 	}
 	return ev, err
-}
-
-// redactDB is db for a message: a URL without its password.
-func redactDB(db string) string {
-	u, err := url.Parse(db)
-	if err != nil || u.User == nil {
-		return db
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.Redacted()
 }

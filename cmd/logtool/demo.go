@@ -64,7 +64,7 @@ func runDemo(ctx context.Context, opts demoOptions, _ []string, stdout, stderr i
 		return errors.Wrap(err, "demo")
 	}
 	id := rep.Session
-	w := bufio.NewWriter(stdout)
+	w := bufio.NewWriter(opts.g.human(stdout))
 	fmt.Fprintf(w, "The agent loop ran a scripted coding session into %s as session %s.\n", opts.g.name(), id)
 	fmt.Fprintf(w, "Every request it sent is recorded by its digest, and rebuilt below from the log alone.\n")
 	fmt.Fprintf(w, "\nRequests the model received (logtool run prints these):\n\n")

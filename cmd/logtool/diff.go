@@ -70,6 +70,7 @@ func runDiff(ctx context.Context, opts diffOptions, args []string, stdout, _ io.
 		out = append(d.AppendJSON(nil), '\n')
 	} else {
 		out = d.AppendText(nil)
+		stdout = opts.g.human(stdout)
 	}
 	_, err = stdout.Write(out)
 	return err

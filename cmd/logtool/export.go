@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/spf13/cobra"
 
 	"github.com/sessionlog/sessionlog/internal/atomicfile"
@@ -66,7 +67,7 @@ func runExport(ctx context.Context, opts exportOptions, args []string, stdout, _
 		bw := bufio.NewWriterSize(w, 64<<10)
 		line, err := head.Header.AppendJSON(nil)
 		if err != nil {
-			return errors.Wrapf(err, "export %s: header", errors.Safe(id))
+			return errors.Wrapf(err, "export %s: header", errors.Safe(printable.ID(id)))
 		}
 		line = append(line, '\n')
 		if _, err := bw.Write(line); err != nil {
@@ -74,7 +75,7 @@ func runExport(ctx context.Context, opts exportOptions, args []string, stdout, _
 		}
 		it, err := st.Scan(ctx, id, 0)
 		if err != nil {
-			return errors.Wrapf(err, "export %s", errors.Safe(id))
+			return errors.Wrapf(err, "export %s", errors.Safe(printable.ID(id)))
 		}
 		defer func() { err = errors.CombineErrors(err, it.Close()) }()
 		for {
@@ -83,11 +84,11 @@ func runExport(ctx context.Context, opts exportOptions, args []string, stdout, _
 				break
 			}
 			if err != nil {
-				return errors.Wrapf(err, "export %s", errors.Safe(id))
+				return errors.Wrapf(err, "export %s", errors.Safe(printable.ID(id)))
 			}
 			line, err = ev.AppendJSON(line[:0])
 			if err != nil {
-				return errors.Wrapf(err, "export %s: seq %d", errors.Safe(id), errors.Safe(ev.Seq))
+				return errors.Wrapf(err, "export %s: seq %d", errors.Safe(printable.ID(id)), errors.Safe(ev.Seq))
 			}
 			line = append(line, '\n')
 			if _, err := bw.Write(line); err != nil {

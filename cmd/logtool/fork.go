@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/spf13/cobra"
 )
 
@@ -66,25 +67,25 @@ func runFork(ctx context.Context, opts forkOptions, args []string, stdout, _ io.
 	if opts.at >= head.Next {
 		return errors.WithHintf(
 			errors.Mark(errors.Newf("fork: session %s has no seq %d (it has %d events)",
-				errors.Safe(source), errors.Safe(opts.at), errors.Safe(head.Next)), eventlog.ErrNotFound),
-			"'logtool show %s --type turn/end' lists the seqs a fork can start from", errors.Safe(source))
+				errors.Safe(printable.ID(source)), errors.Safe(opts.at), errors.Safe(head.Next)), eventlog.ErrNotFound),
+			"'logtool show %s --type turn/end' lists the seqs a fork can start from", errors.Safe(printable.ID(source)))
 	}
 	child := codec.NewSessionHeader(id, float64(opts.g.env.now().UnixMilli()), head.Header.Cwd, source, opts.at+1)
 	if err := st.Fork(ctx, source, opts.at, child); err != nil {
 		if errors.Is(err, eventlog.ErrConflict) {
 			return errors.WithHint(
-				errors.Mark(errors.Newf("fork: session %s exists already", errors.Safe(id)), eventlog.ErrConflict),
+				errors.Mark(errors.Newf("fork: session %s exists already", errors.Safe(printable.ID(id))), eventlog.ErrConflict),
 				"choose another --id, or leave it out for a new random one")
 		}
 		// The store's error names the source and the seq; the child's id
 		// is left out, since the user may never have chosen it.
 		if errors.Is(err, eventlog.ErrInvalid) {
 			err = errors.WithHintf(err, "a fork starts after a turn/end; 'logtool show %s --type turn/end' lists them",
-				errors.Safe(source))
+				errors.Safe(printable.ID(source)))
 		}
 		return err
 	}
-	_, err = fmt.Fprintln(stdout, id)
+	_, err = fmt.Fprintln(opts.g.human(stdout), printable.ID(id))
 	return errors.Wrap(err, "fork: write output")
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/printable"
+	"github.com/sessionlog/sessionlog/transcript"
 	"github.com/spf13/cobra"
 )
 
@@ -45,11 +47,16 @@ its event count as seedLength (SPEC §8.5): the request digests recorded in
 it were computed under the old id, and verify checks them with that id. The
 file is read twice (once to count its events), so it cannot be stdin.
 
+A directory stands for every *.jsonl file under it, with or without --format,
+imported in path order; symbolic links to folders and files are followed, and
+a folder or file reached twice (a link cycle) is taken once. A directory with
+no *.jsonl file under it is an error (not found), and creates no store.
+
 --format codex|claude-code|auto imports other agents' transcripts (SPEC §13):
 every line kept verbatim ('export --format source' writes the file back), the
-conversation mapped onto the event model. A directory stands for every *.jsonl
-under it; auto tells DSH, Codex and Claude Code files apart. A report per file
-goes to stderr. --skip-existing skips a session the store holds already.
+conversation mapped onto the event model; auto tells DSH, Codex and Claude
+Code files apart. A report per file goes to stderr. --skip-existing skips a
+session the store holds already.
 
 An interrupt (Ctrl-C) stops the import: the file being imported is rolled
 back, the files after it are not attempted and say so, and the exit code is
@@ -67,6 +74,12 @@ back, the files after it are not attempted and say so, and the exit code is
 
 // runImport imports each file of args into the store.
 func runImport(ctx context.Context, opts importOptions, args []string, stdout, stderr io.Writer) (err error) {
+	stdout = opts.g.human(stdout)
+	if opts.tr == (transcriptFlags{}) && anyDir(args) {
+		// A directory stands for the DSH files under it, walked as
+		// --format walks it.
+		opts.tr.format = string(transcript.DSH)
+	}
 	if opts.tr != (transcriptFlags{}) {
 		return runImportTranscripts(ctx, opts, args, stdout, stderr)
 	}
@@ -105,7 +118,7 @@ func runImport(ctx context.Context, opts importOptions, args []string, stdout, s
 			printError(stderr, err)
 			continue
 		}
-		if _, err := fmt.Fprintf(stdout, "%s %d\n", id, n); err != nil {
+		if _, err := fmt.Fprintf(stdout, "%s %d\n", printable.ID(id), n); err != nil {
 			return errors.Wrap(err, "import: write output")
 		}
 	}
@@ -115,10 +128,21 @@ func runImport(ctx context.Context, opts importOptions, args []string, stdout, s
 	return nil
 }
 
+// anyDir reports whether a path of args is a directory (or a link to one).
+func anyDir(args []string) bool {
+	for _, a := range args {
+		if fi, err := os.Stat(a); a != "-" && err == nil && fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
 // interrupted is the error of an import stopped by an interrupt: the
 // file it rolled back ("" for none) and how many were not attempted.
 func interrupted(file string, left, total int) error {
 	what := "no file was being imported"
+	file = printable.Line(file)
 	if file == "-" {
 		file = "stdin"
 	}
@@ -131,7 +155,7 @@ func interrupted(file string, left, total int) error {
 
 // importFile imports one file and returns its session id and event count.
 func importFile(ctx context.Context, st store, opts importOptions, name string, stderr io.Writer) (id string, n int64, err error) {
-	file := name
+	file := printable.Line(name)
 	var r io.Reader = opts.g.env.stdin
 	if name == "-" {
 		file = "stdin"
@@ -231,7 +255,7 @@ func (s *importSource) explain(err error, id, db string) error {
 	case errors.Is(err, eventlog.ErrConflict):
 		return errors.WithHint(
 			errors.Mark(errors.Newf("import %s: session %s exists already in %s",
-				errors.Safe(s.file), errors.Safe(id), errors.Safe(db)), eventlog.ErrConflict),
+				errors.Safe(s.file), errors.Safe(printable.ID(id)), errors.Safe(db)), eventlog.ErrConflict),
 			"a session is imported once; 'logtool export' prints the stored copy, --id NEW imports the file under another id, and --db names another store")
 	case s.scanFailed:
 		return errors.Wrapf(err, "import %s", errors.Safe(s.file))
@@ -241,7 +265,7 @@ func (s *importSource) explain(err error, id, db string) error {
 		// The store's error names the seq.
 		return errors.Wrapf(err, "import %s: line %d", errors.Safe(s.file), errors.Safe(s.last+2))
 	}
-	return errors.Wrapf(err, "import %s: session %s", errors.Safe(s.file), errors.Safe(id))
+	return errors.Wrapf(err, "import %s: session %s", errors.Safe(s.file), errors.Safe(printable.ID(id)))
 }
 
 // plural returns one when n is 1, else many.

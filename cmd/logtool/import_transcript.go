@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/transcript"
 	"github.com/spf13/cobra"
 )
@@ -37,6 +38,9 @@ type transcriptJob struct {
 	path string // "-" is stdin
 	// parent is the session id of a Claude Code subagent file's parent.
 	parent string
+	// err, when set, is the job's failure, known before it runs (a
+	// directory with nothing to import).
+	err error
 }
 
 // runImportTranscripts imports files and directory trees under --format.
@@ -58,11 +62,14 @@ func runImportTranscripts(ctx context.Context, opts importOptions, args []string
 	if opts.id != "" && len(jobs) != 1 {
 		return usagef("import: --id names one session; %d files given", errors.Safe(len(jobs)))
 	}
-	st, err := opts.g.open(openCreate)
-	if err != nil {
-		return err
-	}
-	defer closeStore(st, &err)
+	// The store is opened at the first file to import: a directory with
+	// nothing in it creates no store.
+	var st store
+	defer func() {
+		if st != nil {
+			closeStore(st, &err)
+		}
+	}()
 
 	failed := 0
 	progress := len(jobs) > 1
@@ -71,9 +78,18 @@ func runImportTranscripts(ctx context.Context, opts importOptions, args []string
 			return interrupted("", len(jobs)-i, len(jobs))
 		}
 		if progress {
-			fmt.Fprintf(stderr, "[%d/%d] %s\n", i+1, len(jobs), job.path)
+			fmt.Fprintf(stderr, "[%d/%d] %s\n", i+1, len(jobs), printable.Line(job.path))
 		}
-		err := importTranscript(ctx, st, opts, job, stdout, stderr)
+		err := job.err
+		if err == nil && st == nil {
+			if st, err = opts.g.open(openCreate); err != nil {
+				st = nil
+				return err
+			}
+		}
+		if err == nil {
+			err = importTranscript(ctx, st, opts, job, stdout, stderr)
+		}
 		if err != nil && ctx.Err() != nil {
 			return interrupted(job.path, len(jobs)-i-1, len(jobs))
 		}
@@ -92,9 +108,10 @@ func runImportTranscripts(ctx context.Context, opts importOptions, args []string
 }
 
 // transcriptJobs expands args: a directory stands for every *.jsonl file
-// under it, in path order, Claude Code subagent files
+// under it (walkTranscripts), in path order, Claude Code subagent files
 // (…/SESSION/subagents/agent-*.jsonl) after the others so that their
-// parents are in the store first.
+// parents are in the store first. A directory with no *.jsonl file under
+// it is a job of its own that fails with a not-found error.
 func transcriptJobs(args []string) ([]transcriptJob, error) {
 	var jobs, subs []transcriptJob
 	add := func(path string) {
@@ -113,37 +130,110 @@ func transcriptJobs(args []string) ([]transcriptJob, error) {
 			jobs = append(jobs, transcriptJob{path: a})
 			continue
 		}
-		fi, err := os.Stat(a)
-		if err != nil {
-			// Reported as that file's failure, so the others go on (as
-			// with DSH files): `import --format auto ~/.codex/sessions
-			// ~/.claude/projects` works for a user of one tool.
+		fi, err := os.Stat(a) // follows a symlink: ~/.claude often is one
+		if err != nil || !fi.IsDir() {
+			// A missing file is reported as that file's failure, so the
+			// others go on (as with DSH files): `import --format auto
+			// ~/.codex/sessions ~/.claude/projects` works for a user of
+			// one tool.
 			add(a)
 			continue
 		}
-		if !fi.IsDir() {
-			add(a)
-			continue
-		}
-		var found []string
-		err = filepath.WalkDir(a, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.Type().IsRegular() && strings.HasSuffix(d.Name(), ".jsonl") {
-				found = append(found, p)
-			}
-			return nil
-		})
+		found, err := walkTranscripts(a, fi)
 		if err != nil {
 			return nil, errors.Wrap(err, "import")
 		}
-		sort.Strings(found)
+		if len(found) == 0 {
+			jobs = append(jobs, transcriptJob{path: a, err: errors.WithHint(
+				errors.Mark(errors.Newf("import %s: no *.jsonl file in the directory or under it", errors.Safe(printable.Line(a))), eventlog.ErrNotFound),
+				"a directory stands for the *.jsonl files under it (symbolic links followed); name the files, or the directory that holds them")})
+			continue
+		}
 		for _, p := range found {
 			add(p)
 		}
 	}
 	return append(jobs, subs...), nil
+}
+
+// walkTranscripts returns the *.jsonl files under the directory root (fi
+// its FileInfo), in path order. Symbolic links to directories and to files
+// are followed; a directory reached a second time (a link cycle, or two
+// links to one directory) is walked once, and a file reached twice is
+// listed once. A link that leads nowhere is skipped unless its name ends
+// in .jsonl: then it is listed, and its import fails with its own error.
+func walkTranscripts(root string, fi os.FileInfo) ([]string, error) {
+	var found []string
+	var seen sameFiles
+	seen.add(fi)
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			jsonl := strings.HasSuffix(e.Name(), ".jsonl")
+			t := e.Type()
+			if t&fs.ModeSymlink == 0 && !t.IsDir() && !t.IsRegular() {
+				continue // a device, socket or pipe
+			}
+			if t&fs.ModeSymlink == 0 && t.IsRegular() {
+				if !jsonl {
+					continue
+				}
+				// A file and a link to it are one file.
+				if fi, err := e.Info(); err != nil || seen.add(fi) {
+					found = append(found, p)
+				}
+				continue
+			}
+			fi, err := os.Stat(p) // follows a link
+			switch {
+			case err != nil && t&fs.ModeSymlink != 0:
+				if jsonl {
+					found = append(found, p) // fails on import, naming it
+				}
+				continue
+			case err != nil:
+				return err
+			case fi.IsDir():
+				if seen.add(fi) {
+					if err := walk(p); err != nil {
+						return err
+					}
+				}
+			case fi.Mode().IsRegular() && jsonl && seen.add(fi):
+				found = append(found, p)
+			}
+		}
+		return nil
+	}
+	if err := walk(root); err != nil {
+		return nil, err
+	}
+	sort.Strings(found)
+	return found, nil
+}
+
+// sameFiles is a set of files told apart by os.SameFile, bucketed by
+// modification time (one file has one).
+type sameFiles map[int64][]os.FileInfo
+
+// add adds fi and reports whether it was not in the set yet.
+func (s *sameFiles) add(fi os.FileInfo) bool {
+	if *s == nil {
+		*s = sameFiles{}
+	}
+	k := fi.ModTime().UnixNano()
+	for _, o := range (*s)[k] {
+		if os.SameFile(o, fi) {
+			return false
+		}
+	}
+	(*s)[k] = append((*s)[k], fi)
+	return true
 }
 
 // subagentParent returns the parent session of a Claude Code subagent
@@ -160,23 +250,29 @@ func subagentParent(path string) (string, bool) {
 // importTranscript imports one file: DSH through the DSH importer, a
 // transcript through package transcript, with a report on stderr.
 func importTranscript(ctx context.Context, st store, opts importOptions, job transcriptJob, stdout, stderr io.Writer) error {
-	data, err := readInput(opts, job.path)
-	if err != nil {
-		return err
-	}
-	name := job.path
-	if name == "-" {
+	name := printable.Line(job.path)
+	if job.path == "-" {
 		name = "stdin"
 	}
 	format := transcript.Format(opts.tr.format)
+	var data []byte
+	if format != transcript.DSH {
+		// A DSH file is streamed; a transcript is read whole (Open reads
+		// it twice), and so is a file whose format is to be detected.
+		var err error
+		if data, err = readInput(opts, job.path); err != nil {
+			return err
+		}
+	}
 	if opts.tr.format == "auto" {
+		var err error
 		if format, err = transcript.Detect(data); err != nil {
 			return errors.WithHint(errors.Wrapf(err, "import %s", errors.Safe(name)),
 				"--format names the format when the first lines cannot tell")
 		}
 	}
 	if format == transcript.DSH {
-		if job.path == "-" {
+		if job.path == "-" && data != nil {
 			opts.g.env.stdin = bytes.NewReader(data) // read already
 		}
 		id, n, err := importFile(ctx, st, opts, job.path, stderr)
@@ -187,7 +283,7 @@ func importTranscript(ctx context.Context, st store, opts importOptions, job tra
 		if err != nil {
 			return err
 		}
-		_, err = fmt.Fprintf(stdout, "%s %d\n", id, n)
+		_, err = fmt.Fprintf(stdout, "%s %d\n", printable.ID(id), n)
 		return errors.Wrap(err, "import: write output")
 	}
 	s, err := transcript.Open(bytes.NewReader(data), int64(len(data)), format,
@@ -198,12 +294,12 @@ func importTranscript(ctx context.Context, st store, opts importOptions, job tra
 	id := s.Header.ID
 	if _, err := st.Head(ctx, id); err == nil {
 		if opts.tr.skipExisting {
-			fmt.Fprintf(stderr, "%s: session %s exists already: skipped\n", name, id)
+			fmt.Fprintf(stderr, "%s: session %s exists already: skipped\n", name, printable.ID(id))
 			return nil
 		}
 		return errors.WithHint(
 			errors.Mark(errors.Newf("import %s: session %s exists already in %s",
-				errors.Safe(name), errors.Safe(id), errors.Safe(opts.g.db)), eventlog.ErrConflict),
+				errors.Safe(name), errors.Safe(printable.ID(id)), errors.Safe(opts.g.name())), eventlog.ErrConflict),
 			"--skip-existing skips it, --id stores it under another id")
 	} else if !errors.Is(err, eventlog.ErrNotFound) {
 		return errors.Wrapf(err, "import %s", errors.Safe(name))
@@ -211,12 +307,12 @@ func importTranscript(ctx context.Context, st store, opts importOptions, job tra
 	n, err := st.Import(ctx, s.Header, s)
 	if err != nil {
 		if errors.Is(err, eventlog.ErrConflict) && opts.tr.skipExisting {
-			fmt.Fprintf(stderr, "%s: session %s exists already: skipped\n", name, id)
+			fmt.Fprintf(stderr, "%s: session %s exists already: skipped\n", name, printable.ID(id))
 			return nil
 		}
 		return errors.Wrapf(err, "import %s", errors.Safe(name))
 	}
-	if _, err := fmt.Fprintf(stdout, "%s %d\n", id, n); err != nil {
+	if _, err := fmt.Fprintf(stdout, "%s %d\n", printable.ID(id), n); err != nil {
 		return errors.Wrap(err, "import: write output")
 	}
 	reportTranscript(stderr, name, format, job.parent, s.Stats())
@@ -240,7 +336,7 @@ func reportTranscript(w io.Writer, name string, f transcript.Format, parent stri
 		name, f, s.Lines, plural(s.Lines, "line", "lines"), s.Mapped, s.Kept, s.Unknown,
 		s.Turns, s.Steps, s.Prompts, s.ToolCalls, s.ToolResults, s.Compactions)
 	if parent != "" {
-		fmt.Fprintf(w, "; subagent of %s", parent)
+		fmt.Fprintf(w, "; subagent of %s", printable.ID(parent))
 	}
 	fmt.Fprintln(w)
 	kinds := make([]string, 0, len(s.Kinds))
@@ -254,9 +350,9 @@ func reportTranscript(w io.Writer, name string, f transcript.Format, parent stri
 		c := s.Kinds[k]
 		switch {
 		case c.Unknown > 0:
-			fmt.Fprintf(w, "  unknown  %-40s %d\n", k, c.Unknown)
+			fmt.Fprintf(w, "  unknown  %-40s %d\n", printable.ID(k), c.Unknown)
 		default:
-			fmt.Fprintf(w, "  kept     %-40s %d\n", k, c.Kept)
+			fmt.Fprintf(w, "  kept     %-40s %d\n", printable.ID(k), c.Kept)
 		}
 	}
 	if s.Torn {
@@ -270,11 +366,11 @@ func reportTranscript(w io.Writer, name string, f transcript.Format, parent stri
 func writeSource(ctx context.Context, st store, id string, w io.Writer) (err error) {
 	it, err := st.Scan(ctx, id, 0)
 	if err != nil {
-		return errors.Wrapf(err, "export %s", errors.Safe(id))
+		return errors.Wrapf(err, "export %s", errors.Safe(printable.ID(id)))
 	}
 	defer func() { err = errors.CombineErrors(err, it.Close()) }()
 	if err := transcript.WriteSource(w, it); err != nil {
-		return errors.WithHint(errors.Wrapf(err, "export %s --format source", errors.Safe(id)),
+		return errors.WithHint(errors.Wrapf(err, "export %s --format source", errors.Safe(printable.ID(id))),
 			"without --format, export writes the session as canonical JSONL")
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/spf13/cobra"
 )
 
@@ -70,15 +71,15 @@ func runLs(ctx context.Context, opts lsOptions, _ []string, stdout, _ io.Writer)
 		})
 		return errors.Wrap(err, "ls")
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(opts.g.human(stdout), 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tEVENTS\tTURNS\tLAST-ACTIVITY\tPARENT")
 	err = eachPage(ctx, st, func(heads []eventlog.Head) error {
 		for _, h := range heads {
-			parent := h.Header.ParentSession
-			if parent == "" {
-				parent = "-"
+			parent := "-"
+			if p := h.Header.ParentSession; p != "" {
+				parent = printable.ID(p)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", h.Header.ID, h.Next, h.Turns, timestamp(h.LastTime), parent)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", printable.ID(h.Header.ID), h.Next, h.Turns, timestamp(h.LastTime), parent)
 		}
 		// Flushing per page keeps memory bounded; pages are wide enough
 		// that the columns rarely shift between them.

@@ -12,6 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/spf13/cobra"
 )
@@ -135,6 +136,9 @@ func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _
 			return err
 		}
 	}
+	if opts.format == "text" {
+		stdout = opts.g.human(stdout)
+	}
 	return replaySteps(ctx, opts, args[0], stdout, skipped, func(w *bufio.Writer, s rebuild.Step) error {
 		if opts.format == "json" {
 			return writeStepJSON(w, s)
@@ -179,7 +183,7 @@ func replaySteps(ctx context.Context, opts replayOptions, id string, stdout io.W
 		err = ferr
 	}
 	if err == nil && only != nil && !found {
-		err = errors.Mark(errors.Newf("session %s has no step %s", errors.Safe(id), errors.Safe(only.String())), eventlog.ErrNotFound)
+		err = errors.Mark(errors.Newf("session %s has no step %s", errors.Safe(printable.ID(id)), errors.Safe(only.String())), eventlog.ErrNotFound)
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/header"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
@@ -49,7 +50,7 @@ func writeStepText(w *bufio.Writer, s rebuild.Step, prev *prevStep) error {
 		if i < len(s.Header.Prefix) {
 			where = " (session prefix)"
 		}
-		fmt.Fprintf(w, "[%d] %s%s\n", i, lookupString(m, "role"), where)
+		fmt.Fprintf(w, "[%d] %s%s\n", i, printable.Line(lookupString(m, "role")), where)
 		if prov, ok, _ := lookup(m, "provenance"); ok {
 			fmt.Fprintf(w, "    provenance: %s\n", jsonOf(prov))
 		}
@@ -96,9 +97,9 @@ func writeHeaderText(w *bufio.Writer, h *header.Snapshot, seq int64, reason stri
 	c := &h.Config
 	fmt.Fprintf(w, "header  ")
 	if c.HasProvider {
-		fmt.Fprintf(w, "provider=%s ", c.Provider)
+		fmt.Fprintf(w, "provider=%s ", printable.ID(c.Provider))
 	}
-	fmt.Fprintf(w, "model=%s", c.Model)
+	fmt.Fprintf(w, "model=%s", printable.ID(c.Model))
 	if c.HasTemperature {
 		fmt.Fprintf(w, " temperature=%s", codec.AppendJSONNumber(nil, c.Temperature))
 	}
@@ -113,10 +114,10 @@ func writeHeaderText(w *bufio.Writer, h *header.Snapshot, seq int64, reason stri
 		name, val string
 	}{{c.HasWire, "wire", c.Wire}, {c.HasThinking, "thinking", c.Thinking}, {c.HasReasoningEffort, "reasoningEffort", c.ReasoningEffort}} {
 		if k.has {
-			fmt.Fprintf(w, " %s=%s", k.name, k.val)
+			fmt.Fprintf(w, " %s=%s", k.name, printable.ID(k.val))
 		}
 	}
-	fmt.Fprintf(w, "  (folded up to seq %d; last snapshot: %s)\n", seq, reason)
+	fmt.Fprintf(w, "  (folded up to seq %d; last snapshot: %s)\n", seq, printable.Line(reason))
 	if h.System == "" {
 		fmt.Fprintf(w, "system  (none)\n")
 	} else {
@@ -124,7 +125,7 @@ func writeHeaderText(w *bufio.Writer, h *header.Snapshot, seq int64, reason stri
 	}
 	var names []string
 	for _, t := range h.Tools {
-		names = append(names, t.Name)
+		names = append(names, printable.ID(t.Name))
 	}
 	if len(names) == 0 {
 		fmt.Fprintf(w, "tools   (none)\n")
@@ -151,13 +152,14 @@ func writeBlocks(w *bufio.Writer, content []byte, indent string) {
 		case codec.BlockText, codec.BlockReasoning:
 			writeIndented(w, indent+typ+": ", indent+strings.Repeat(" ", len(typ)+2), lookupString(b, "text"))
 		case codec.BlockToolCall:
-			fmt.Fprintf(w, "%stool-call %s %s (id %s)\n", indent, lookupString(b, "name"), lookupString(b, "arguments"), lookupString(b, "id"))
+			fmt.Fprintf(w, "%stool-call %s %s (id %s)\n", indent, printable.ID(lookupString(b, "name")),
+				printable.Line(lookupString(b, "arguments")), printable.ID(lookupString(b, "id")))
 		case codec.BlockToolResult:
 			errText := ""
 			if v, ok, _ := lookup(b, "isError"); ok && scalar(v).Bool {
 				errText = " (error)"
 			}
-			fmt.Fprintf(w, "%stool-result for %s%s:\n", indent, lookupString(b, "toolCallId"), errText)
+			fmt.Fprintf(w, "%stool-result for %s%s:\n", indent, printable.ID(lookupString(b, "toolCallId")), errText)
 			inner, _, _ := lookup(b, "content")
 			writeBlocks(w, inner, indent+"  ")
 		default:
@@ -167,7 +169,8 @@ func writeBlocks(w *bufio.Writer, content []byte, indent string) {
 }
 
 // writeIndented writes text's lines, the first after first, the others
-// after rest.
+// after rest: replayed text keeps its lines and tabs, and every other
+// control character is escaped.
 func writeIndented(w *bufio.Writer, first, rest, text string) {
 	for i, line := range strings.Split(text, "\n") {
 		if i == 0 {
@@ -175,7 +178,7 @@ func writeIndented(w *bufio.Writer, first, rest, text string) {
 		} else {
 			w.WriteString(rest)
 		}
-		w.WriteString(line)
+		w.WriteString(printable.Text(line)) // its tabs kept, other controls escaped
 		w.WriteByte('\n')
 	}
 }

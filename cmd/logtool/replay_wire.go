@@ -33,6 +33,9 @@ func runReplayWire(ctx context.Context, opts replayOptions, args []string, stdou
 		}
 		fixed = r
 	}
+	if opts.format == "text" {
+		stdout = opts.g.human(stdout)
+	}
 	var body, line []byte
 	return replaySteps(ctx, opts, args[0], stdout, nil, func(w *bufio.Writer, s rebuild.Step) error {
 		var r *wire.Renderer

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/spf13/cobra"
 )
 
@@ -59,6 +60,23 @@ type globalOptions struct {
 	// dbFlag is the flag that named db, for hints: "" means --db (copy
 	// opens its stores as --from and --to).
 	dbFlag string
+	// rawStderr is the process's stderr itself, for verify's progress
+	// line (its own escape sequence, and only when it is a terminal);
+	// everything else on stderr goes through an escaping writer.
+	rawStderr io.Writer
+	// escapers are the escaping writers of the command's output, flushed
+	// when it ends.
+	escapers []*printable.Writer
+}
+
+// human returns w for human-readable output: every control character
+// written to it but \n and \t is escaped (package printable), so that
+// nothing from a log, a file or a server reaches a terminal raw. JSON and
+// raw output is written to w itself.
+func (g *globalOptions) human(w io.Writer) io.Writer {
+	e := printable.NewWriter(w)
+	g.escapers = append(g.escapers, e)
+	return e
 }
 
 // run executes the command line args and returns the exit code. Errors are
@@ -69,7 +87,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // runEnv is run with an explicit env.
 func runEnv(ctx context.Context, e env, args []string, stdout, stderr io.Writer) int {
-	g := &globalOptions{env: e, stderr: stderr}
+	g := &globalOptions{env: e, rawStderr: stderr}
+	stderr = g.human(stderr)
+	g.stderr = stderr
+	defer func() {
+		for _, e := range g.escapers {
+			_ = e.Flush() // a write error shows in the command's own writes
+		}
+	}()
 	root := newRootCmd(g, stdout, stderr)
 	if args == nil {
 		args = []string{} // cobra reads os.Args when given nil
@@ -107,16 +132,38 @@ func printError(w io.Writer, err error) {
 
 // printWithHints writes prefix and err's message on a line, then each of
 // its hints on a line of its own.
+//
+// A message may hold what a server or a file said: its control characters
+// are escaped, as everything on stderr is, and a line of it after the
+// first is indented by a tab, so that no line it holds can pass for one of
+// logtool's own ("logtool: …", "hint: …").
 func printWithHints(w io.Writer, prefix string, err error) {
 	msg := strings.TrimRight(err.Error(), " \n\t")
-	fmt.Fprintf(w, "%s%s\n", prefix, msg)
+	fmt.Fprintf(w, "%s%s\n", prefix, indentLines(msg))
 	hints := errors.FlattenHints(err)
 	if hints == "" {
 		return
 	}
 	for _, h := range strings.Split(hints, "\n--\n") {
-		fmt.Fprintf(w, "hint: %s\n", h)
+		fmt.Fprintf(w, "hint: %s\n", indentLines(h))
 	}
+}
+
+// indentLines returns s with its control characters escaped but for \n
+// and \t, and a tab before each line after the first that is not empty
+// and does not start with one.
+func indentLines(s string) string {
+	s = printable.Text(s)
+	if !strings.Contains(s, "\n") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i := 1; i < len(lines); i++ {
+		if lines[i] != "" && !strings.HasPrefix(lines[i], "\t") {
+			lines[i] = "\t" + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // newRootCmd builds the command tree. Output goes to stdout and stderr;

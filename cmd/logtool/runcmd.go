@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/header"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/provider"
 	"github.com/sessionlog/sessionlog/scenario"
@@ -99,11 +100,11 @@ func runRun(ctx context.Context, opts runOptions, args []string, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriter(stdout)
+	w := bufio.NewWriter(opts.g.human(stdout))
 	for _, s := range rep.Steps {
 		fmt.Fprintf(w, "%s %d %s\n", step(s.Turn, s.Step), s.Bytes, hex.EncodeToString(s.Digest[:]))
 	}
-	fmt.Fprintln(w, rep.Session)
+	fmt.Fprintln(w, printable.ID(rep.Session))
 	reportOutcomes(stderr, rep)
 	if err := w.Flush(); err != nil {
 		return err
@@ -121,7 +122,7 @@ func runRun(ctx context.Context, opts runOptions, args []string, stdout, stderr 
 	}
 	if failed > 0 {
 		return errors.WithHintf(errors.Mark(errors.Newf("run: %s ended with an error", errors.Safe(count(failed, "turn", "turns"))), ErrTurnFailed),
-			"the turns are logged as they ended: 'logtool show %s' shows them", rep.Session)
+			"the turns are logged as they ended: 'logtool show %s' shows them", errors.Safe(printable.ID(rep.Session)))
 	}
 	return nil
 }
@@ -191,10 +192,11 @@ func reportOutcomes(stderr io.Writer, rep scenario.Report) {
 			continue
 		}
 		if o.Reason == "error" {
+			// The code and message may be a server's: one line each.
 			fmt.Fprintf(stderr, "scenario turn %d (log turn %d) ended with an error in step %s: %s (%s)\n",
-				i+1, o.Turn, step(o.Turn, o.Step), o.Code, o.Message)
+				i+1, o.Turn, step(o.Turn, o.Step), printable.Line(o.Code), printable.Line(o.Message))
 		} else {
-			fmt.Fprintf(stderr, "scenario turn %d (log turn %d) ended %s\n", i+1, o.Turn, o.Reason)
+			fmt.Fprintf(stderr, "scenario turn %d (log turn %d) ended %s\n", i+1, o.Turn, printable.Line(o.Reason))
 		}
 	}
 	turns := make([]int, 0, len(rep.Unused))

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/pglog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/salvage"
 	"github.com/spf13/cobra"
 )
@@ -121,11 +122,11 @@ func runSalvageURL(ctx context.Context, opts salvageOptions, stdout io.Writer) (
 // salvageReport prints the report of a salvage; metaDamaged says that a
 // bbolt meta page was found damaged, walDamaged the write-ahead log.
 func salvageReport(rep salvage.Report, opts salvageOptions, stdout io.Writer, metaDamaged, walDamaged bool) error {
-	w := bufio.NewWriter(stdout)
+	w := bufio.NewWriter(opts.g.human(stdout))
 	for i := range rep.Sessions {
 		fmt.Fprintln(w, rep.Sessions[i].String())
 	}
-	fmt.Fprintf(w, "%s; new store %s\n", rep.Summary(), opts.out)
+	fmt.Fprintf(w, "%s; new store %s\n", rep.Summary(), printable.Line(opts.out))
 	if err := w.Flush(); err != nil {
 		return errors.Wrap(err, "salvage: write the report")
 	}
@@ -153,5 +154,5 @@ func salvageReport(rep salvage.Report, opts salvageOptions, stdout io.Writer, me
 	}
 	return errors.WithHintf(errors.Mark(errors.Newf("salvage: %s", errors.Safe(strings.Join(what, "; "))), ErrFindings),
 		"the lines above name each session's lost seqs and why; %s holds the rest, and 'logtool --db %s verify' checks it",
-		errors.Safe(opts.out), errors.Safe(opts.out))
+		errors.Safe(printable.Line(opts.out)), errors.Safe(printable.Line(opts.out)))
 }

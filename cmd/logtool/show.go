@@ -11,6 +11,7 @@ import (
 	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/spf13/cobra"
 )
 
@@ -78,7 +79,7 @@ func runShow(ctx context.Context, opts showOptions, args []string, stdout, stder
 		}
 		types[t] = true
 		if !knownType(t) {
-			fmt.Fprintf(stderr, "logtool: note: %s is no event type the engine knows; only events of that exact type match\n", t)
+			fmt.Fprintf(stderr, "logtool: note: %s is no event type the engine knows; only events of that exact type match\n", printable.ID(t))
 		}
 	}
 
@@ -94,7 +95,7 @@ func runShow(ctx context.Context, opts showOptions, args []string, stdout, stder
 	if opts.hasFrom && opts.from >= head.Next {
 		return errors.WithHintf(
 			errors.Mark(errors.Newf("show: --from %d is past the end of session %s (%s)",
-				errors.Safe(opts.from), errors.Safe(id), errors.Safe(seqRange(head.Next))), eventlog.ErrNotFound),
+				errors.Safe(opts.from), errors.Safe(printable.ID(id)), errors.Safe(seqRange(head.Next))), eventlog.ErrNotFound),
 			"'logtool ls' shows how many events each session has")
 	}
 	from, to := int64(0), head.Next-1
@@ -114,6 +115,9 @@ func runShow(ctx context.Context, opts showOptions, args []string, stdout, stder
 	if from > to {
 		return nil
 	}
+	if !opts.json {
+		stdout = opts.g.human(stdout)
+	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	width := len(strconv.FormatInt(max(head.Next-1, 0), 10))
 	err = scanRange(ctx, st, id, from, to, func(ev *codec.Event) error {
@@ -123,7 +127,7 @@ func runShow(ctx context.Context, opts showOptions, args []string, stdout, stder
 		if opts.json {
 			line, err := ev.AppendJSON(nil)
 			if err != nil {
-				return errors.Wrapf(err, "show %s: seq %d", errors.Safe(id), errors.Safe(ev.Seq))
+				return errors.Wrapf(err, "show %s: seq %d", errors.Safe(printable.ID(id)), errors.Safe(ev.Seq))
 			}
 			_, err = w.Write(append(line, '\n'))
 			return errors.Wrap(err, "show: write")
@@ -148,7 +152,7 @@ func seqRange(n int64) string {
 // eventLine is the line show prints for ev: seq (right-aligned to width),
 // type, summary.
 func eventLine(ev *codec.Event, width int) string {
-	line := fmt.Sprintf("%*d  %-20s  %s", width, ev.Seq, ev.Type, audit.Summary(ev))
+	line := fmt.Sprintf("%*d  %-20s  %s", width, ev.Seq, printable.ID(ev.Type), printable.Line(audit.Summary(ev)))
 	for len(line) > 0 && line[len(line)-1] == ' ' {
 		line = line[:len(line)-1]
 	}
@@ -189,8 +193,8 @@ func turnRange(ctx context.Context, st store, id string, turn int64) (start, end
 		return 0, 0, err
 	}
 	if start < 0 {
-		return 0, 0, errors.WithHintf(errors.Newf("session %s has no turn %d", errors.Safe(id), errors.Safe(turn)),
-			"'logtool show %s --type turn/start' lists its turns", errors.Safe(id))
+		return 0, 0, errors.WithHintf(errors.Newf("session %s has no turn %d", errors.Safe(printable.ID(id)), errors.Safe(turn)),
+			"'logtool show %s --type turn/start' lists its turns", errors.Safe(printable.ID(id)))
 	}
 	if end < 0 {
 		end = last

@@ -14,6 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/pglog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/spf13/cobra"
 )
 
@@ -65,7 +66,7 @@ func runStat(ctx context.Context, opts statOptions, args []string, stdout, _ io.
 	if opts.json {
 		out, w = bufio.NewWriter(stdout), io.Discard
 	} else {
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		tw := tabwriter.NewWriter(opts.g.human(stdout), 0, 0, 2, ' ', 0)
 		out, w = tw, tw
 	}
 	if len(args) == 0 {
@@ -102,17 +103,17 @@ func statStore(ctx context.Context, st store, db string, w io.Writer, obj *codec
 	if err != nil {
 		return errors.Wrap(err, "stat")
 	}
+	// The JSON holds the store as given, but without its secrets; the
+	// table, the printable name.
+	fmt.Fprintf(w, "store\t%s\n", storeName(db))
 	if pglog.IsURL(db) {
 		// A database has no file size of its own to report.
-		db = redactDB(db)
-		fmt.Fprintf(w, "store\t%s\n", db)
-		obj.Str("store", db).Value("fileSize", codec.AppendNil(nil))
+		obj.Str("store", redactStore(db)).Value("fileSize", codec.AppendNil(nil))
 	} else {
 		fi, err := os.Stat(db)
 		if err != nil {
 			return errors.Wrap(err, "stat")
 		}
-		fmt.Fprintf(w, "store\t%s\n", db)
 		fmt.Fprintf(w, "file size\t%d\n", fi.Size())
 		obj.Str("store", db).Int("fileSize", fi.Size())
 	}
@@ -143,7 +144,7 @@ func statSession(ctx context.Context, st store, db, id string, w io.Writer, obj 
 		var err error
 		line, err = ev.AppendJSON(line[:0])
 		if err != nil {
-			return errors.Wrapf(err, "stat %s: seq %d", errors.Safe(id), errors.Safe(ev.Seq))
+			return errors.Wrapf(err, "stat %s: seq %d", errors.Safe(printable.ID(id)), errors.Safe(ev.Seq))
 		}
 		exported += int64(len(line)) + 1
 		return u.add(ev)
@@ -153,7 +154,7 @@ func statSession(ctx context.Context, st store, db, id string, w io.Writer, obj 
 	}
 	if events != head.Next {
 		return errors.Newf("stat %s: the head counts %d events, the scan found %d",
-			errors.Safe(id), errors.Safe(head.Next), errors.Safe(events))
+			errors.Safe(printable.ID(id)), errors.Safe(head.Next), errors.Safe(events))
 	}
 	writeSessionStat(w, head, counts, events, exported, u)
 	sessionStatObject(obj, head, counts, events, exported, u)
@@ -194,9 +195,9 @@ func sortedKeys(m map[string]int64) []string {
 // writeSessionStat formats the statistics of one session.
 func writeSessionStat(w io.Writer, head eventlog.Head, counts map[string]int64, events, exported int64, u usage) {
 	h := head.Header
-	fmt.Fprintf(w, "session\t%s\n", h.ID)
+	fmt.Fprintf(w, "session\t%s\n", printable.ID(h.ID))
 	if h.ParentSession != "" {
-		fmt.Fprintf(w, "parent\t%s (first %d events inherited)\n", h.ParentSession, h.SeedLength)
+		fmt.Fprintf(w, "parent\t%s (first %d events inherited)\n", printable.ID(h.ParentSession), h.SeedLength)
 	}
 	fmt.Fprintf(w, "created\t%s\n", timestamp(h.CreatedAt))
 	fmt.Fprintf(w, "last activity\t%s\n", timestamp(head.LastTime))
@@ -216,6 +217,6 @@ func writeSessionStat(w io.Writer, head eventlog.Head, counts map[string]int64, 
 	fmt.Fprintf(w, "chain\t%s\n", hex.EncodeToString(head.Chain[:]))
 	fmt.Fprintf(w, "\nTYPE\tEVENTS\n")
 	for _, t := range sortedKeys(counts) {
-		fmt.Fprintf(w, "%s\t%d\n", t, counts[t])
+		fmt.Fprintf(w, "%s\t%d\n", printable.ID(t), counts[t])
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/pglog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 )
 
 // store is an open eventlog store.
@@ -65,6 +66,11 @@ func (g *globalOptions) open(mode openMode) (store, error) {
 // checkPath refuses a --db that names a directory, and, when mustExist, one
 // that names nothing: every command says the same.
 func (g *globalOptions) checkPath(mustExist bool) error {
+	if keywordDSN(g.db) {
+		// Never a file of that name: the string may hold a password.
+		return errors.WithHint(usagef("%s %s is a keyword/value connection string", errors.Safe(g.flag()), errors.Safe(g.name())),
+			g.flag()+" takes a bbolt file path or a postgres://USER@HOST:PORT/DATABASE URL (./"+"NAME for a file whose name starts with a keyword and '=')")
+	}
 	fi, err := os.Stat(g.db)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -72,10 +78,10 @@ func (g *globalOptions) checkPath(mustExist bool) error {
 			return g.noStore()
 		}
 	case err != nil:
-		return errors.Wrapf(err, "store %s", errors.Safe(g.db))
+		return errors.Wrapf(err, "store %s", errors.Safe(g.name()))
 	case fi.IsDir():
 		return errors.WithHint(
-			errors.Newf("store %s is a directory", errors.Safe(g.db)),
+			errors.Newf("store %s is a directory", errors.Safe(g.name())),
 			g.flag()+" names the store file itself")
 	}
 	return nil
@@ -88,7 +94,7 @@ func (g *globalOptions) locked(err error) error {
 		// The store waited the one nanosecond that stands for "do not
 		// wait"; its "(waited 1ns)" would mislead.
 		return errors.WithHint(
-			errors.Mark(errors.Newf("store %s is locked by another process", errors.Safe(g.db)), eventlog.ErrLocked),
+			errors.Mark(errors.Newf("store %s is locked by another process", errors.Safe(g.name())), eventlog.ErrLocked),
 			"another logtool or host holds it; --lock-timeout 0 tried once, --lock-timeout DURATION waits for it")
 	}
 	return errors.WithHintf(err, "--lock-timeout (now %s) sets how long to wait", errors.Safe(g.lockTimeout))
@@ -143,8 +149,9 @@ func (g *globalOptions) flag() string {
 	return g.dbFlag
 }
 
-// name is --db for messages: a URL loses its password.
-func (g *globalOptions) name() string { return redactDB(g.db) }
+// name is --db for messages: printable, and a URL without its password
+// (storeName).
+func (g *globalOptions) name() string { return storeName(g.db) }
 
 // noStore is the error for a missing store at --db (or copy's --from).
 func (g *globalOptions) noStore() error {
@@ -152,7 +159,7 @@ func (g *globalOptions) noStore() error {
 	if g.dbFlag != "" {
 		hint = g.dbFlag + " names an existing store: a bbolt file or a postgres:// URL"
 	}
-	return errors.WithHint(noStoref("no store at %s", errors.Safe(g.db)), hint)
+	return errors.WithHint(noStoref("no store at %s", errors.Safe(g.name())), hint)
 }
 
 // closeStore closes st and joins a close failure to *errp.
@@ -166,8 +173,8 @@ func sessionHead(ctx context.Context, st store, db, id string) (eventlog.Head, e
 	h, err := st.Head(ctx, id)
 	if errors.Is(err, eventlog.ErrNotFound) {
 		return h, errors.WithHint(
-			errors.Mark(errors.Newf("no session %s in %s", errors.Safe(id), errors.Safe(db)), eventlog.ErrNotFound),
+			errors.Mark(errors.Newf("no session %s in %s", errors.Safe(printable.ID(id)), errors.Safe(db)), eventlog.ErrNotFound),
 			"'logtool ls' lists the sessions in the store")
 	}
-	return h, errors.Wrapf(err, "session %s", errors.Safe(id))
+	return h, errors.Wrapf(err, "session %s", errors.Safe(printable.ID(id)))
 }

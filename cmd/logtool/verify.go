@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/verify"
 	"github.com/spf13/cobra"
 )
@@ -68,8 +69,10 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 			return err
 		}
 	}
-	progress := isTerminal(stderr)
-	w := bufio.NewWriter(stdout)
+	// Progress is our own line, rewritten in place with \r and an
+	// erase sequence: written to the terminal itself.
+	progress := isTerminal(opts.g.rawStderr)
+	w := bufio.NewWriter(opts.g.human(stdout))
 	var sessions, findings, warnings, steps, digests, inherited int
 	var events int64
 	// The store's own structures first: bbolt opens a store whose newest
@@ -77,7 +80,7 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 	if sc, ok := st.(verify.StoreChecker); ok {
 		for _, f := range verify.CheckStore(sc) {
 			findings++
-			fmt.Fprintln(w, f.String())
+			fmt.Fprintln(w, printable.Line(f.String()))
 		}
 	}
 	// The write-ahead log a crash left: what the read-only Open replayed
@@ -90,7 +93,7 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 		}
 		for _, f := range fs {
 			warnings++
-			fmt.Fprintln(w, f.String())
+			fmt.Fprintln(w, printable.Line(f.String()))
 		}
 	}
 	// A named session that is not in the store gets the not-found
@@ -99,19 +102,19 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 	var missing []error
 	for i, id := range ids {
 		if progress {
-			fmt.Fprintf(stderr, "\rverifying %d/%d", i+1, len(ids))
+			fmt.Fprintf(opts.g.rawStderr, "\rverifying %d/%d", i+1, len(ids))
 		}
-		if _, err := sessionHead(ctx, st, opts.g.db, id); errors.Is(err, eventlog.ErrNotFound) {
+		if _, err := sessionHead(ctx, st, opts.g.name(), id); errors.Is(err, eventlog.ErrNotFound) {
 			missing = append(missing, err)
 			continue
 		}
 		res, err := verify.Session(ctx, vs, id, verify.Options{Strict: opts.strict})
 		if err != nil {
 			if progress {
-				fmt.Fprintln(stderr)
+				fmt.Fprintln(opts.g.rawStderr)
 			}
 			w.Flush()
-			return errors.Wrapf(err, "verify %s", errors.Safe(id))
+			return errors.Wrapf(err, "verify %s", errors.Safe(printable.ID(id)))
 		}
 		sessions++
 		events += res.Events
@@ -124,11 +127,11 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 			} else {
 				findings++
 			}
-			fmt.Fprintln(w, f.String())
+			fmt.Fprintln(w, printable.Line(f.String()))
 		}
 	}
 	if progress {
-		fmt.Fprint(stderr, "\r\033[K")
+		fmt.Fprint(opts.g.rawStderr, "\r\033[K")
 	}
 	fmt.Fprintf(w, "verified %s, %s, %s, %s", count(sessions, "session", "sessions"),
 		count(int(events), "event", "events"), count(steps, "step", "steps"), count(digests, "digest", "digests"))
