@@ -37,7 +37,8 @@ for pair in "@anthropic-ai/claude-code $claude_version" "@openai/codex $codex_ve
 done
 if [ "${#want[@]}" -gt 0 ]; then
 	[ -f package.json ] || echo '{"private":true}' >package.json
-	npm install --no-audit --no-fund --save-exact --ignore-scripts --loglevel=error --prefix "$dir" "${want[@]}"
+	# npm reports on stderr: stdout is the directory alone.
+	npm install --no-audit --no-fund --save-exact --ignore-scripts --loglevel=error --prefix "$dir" "${want[@]}" >&2
 fi
 
 # Claude Code: the native binary of this platform's package.
