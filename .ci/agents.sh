@@ -11,6 +11,7 @@
 # wrapper) starts. Prints the directory; the tests find it in
 # $SESSIONLOG_TEST_AGENTS.
 set -euo pipefail
+command -v npm >/dev/null || { echo "agents: npm is missing (Node.js and npm come with the machine)" >&2; exit 1; }
 
 dir="${SESSIONLOG_AGENTS:-$HOME/.cache/sessionlog-agents}"
 claude_version=2.1.328
