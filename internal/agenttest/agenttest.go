@@ -57,6 +57,8 @@ type Env struct {
 	Sink            *Sink
 	// Vars are the environment variables of every run, "NAME=value".
 	Vars []string
+	// Timeout bounds each run (RunTimeout unless changed).
+	Timeout time.Duration
 }
 
 // NewEnv makes an Env under t's temporary directory. The environment
@@ -67,7 +69,7 @@ type Env struct {
 func NewEnv(t testing.TB) *Env {
 	t.Helper()
 	root := t.TempDir()
-	e := &Env{Home: filepath.Join(root, "home"), Tmp: filepath.Join(root, "tmp"), Work: filepath.Join(root, "work")}
+	e := &Env{Home: filepath.Join(root, "home"), Tmp: filepath.Join(root, "tmp"), Work: filepath.Join(root, "work"), Timeout: RunTimeout}
 	for _, d := range []string{e.Home, e.Tmp, e.Work} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
@@ -102,11 +104,12 @@ type Result struct {
 }
 
 // Run runs bin with args in e.Work with e's environment plus extra,
-// standard input empty, bounded by RunTimeout: on the timeout its whole
-// process group is killed.
+// standard input empty, bounded by e.Timeout: on the timeout its whole
+// process group is killed, and so is whatever of the group outlives it
+// when it ends.
 func (e *Env) Run(t testing.TB, extra []string, bin string, args ...string) Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), RunTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), e.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = e.Work
