@@ -11,7 +11,8 @@
 // ~/.cache/sessionlog-agents), as bin/claude, bin/codex and bin/gemini.
 // A test skips with one line when one is absent, and fails instead when
 // $SESSIONLOG_TEST_AGENTS_REQUIRED=1 (CI). Every run is bounded by
-// RunTimeout, its process group killed when the time is up.
+// Env.Timeout (RunTimeout unless changed), its process group killed when
+// the time is up.
 //
 // NewAgent configures an agent for a base URL (see its doc for the
 // switches that keep each one off the network); Agent.Start runs it
