@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -17,12 +18,14 @@ const (
 	resumePrompt = "What did the command print"
 	toolSays     = "agenttest-ran" // the tool's output; not in any prompt or call
 	toolCommand  = "printf '%s%s' agenttest- ran"
+	noteSays     = "the note in the working directory" // note.txt's text
+	noteCommand  = "cat note.txt"
 	finalText    = "Resumed, and all done."
 )
 
 // TestAgents runs each installed agent against the scripted model: a
-// first run in which the model calls the agent's shell tool once and
-// then answers, and a resumed run. The agent must exit 0 both times,
+// first run in which the model calls the agent's shell tool twice, one
+// call a step, then answers, and a resumed run. The agent must exit 0 both times,
 // run the tool (its output comes back in a later request), send the
 // earlier conversation when resumed, keep its session id across the
 // resume, and send nothing anywhere but the model (the proxy sink sees
@@ -41,8 +44,10 @@ func testAgent(t *testing.T, name string) {
 	srv := httptest.NewUnstartedServer(nil)
 	t.Cleanup(srv.Close)
 	a := NewAgent(t, env, name, "http://"+srv.Listener.Addr().String())
+	writeFile(t, filepath.Join(env.Work, "note.txt"), noteSays+"\n")
 	fm := fakemodel.New(finalText,
 		fakemodel.Reply{Text: "Let me run it.", Calls: []fakemodel.Call{a.Shell(toolCommand)}},
+		fakemodel.Reply{Calls: []fakemodel.Call{a.Shell(noteCommand)}},
 		fakemodel.Reply{Text: "The command printed its greeting."})
 	srv.Config.Handler = fm
 	srv.Start()
@@ -59,16 +64,17 @@ func testAgent(t *testing.T, name string) {
 		return slices.DeleteFunc(slices.Clone(rs), func(r fakemodel.Request) bool { return r.API == fakemodel.Other })
 	}
 	run1, run2 := model(all[:n]), model(all[n:])
-	if len(run1)+len(run2) < 3 || len(run1) < 2 || len(run2) < 1 {
-		t.Fatalf("model requests: %d in the first run, %d resumed; want at least 2 and 1", len(run1), len(run2))
+	if len(run1) < 3 || len(run2) < 1 {
+		t.Fatalf("model requests: %d in the first run, %d resumed; want at least 3 and 1", len(run1), len(run2))
 	}
-	if bytes.Contains(run1[0].Body, []byte(toolSays)) {
-		t.Errorf("the first request already holds the tool's output")
+	// The tools ran: each output is first in the request after its call.
+	for i, says := range []string{toolSays, noteSays} {
+		holds := func(r fakemodel.Request) bool { return bytes.Contains(r.Body, []byte(says)) }
+		if first := slices.IndexFunc(run1, holds); first != i+1 {
+			t.Errorf("call %d's output %q is first in request %d of the first run, want %d: the tool did not run", i, says, first, i+1)
+		}
 	}
-	if !slices.ContainsFunc(run1[1:], func(r fakemodel.Request) bool { return bytes.Contains(r.Body, []byte(toolSays)) }) {
-		t.Errorf("no later request of the first run holds the tool's output %q: the tool did not run", toolSays)
-	}
-	for _, want := range []string{firstPrompt, "Let me run it.", toolSays, "The command printed its greeting.", resumePrompt} {
+	for _, want := range []string{firstPrompt, "Let me run it.", toolSays, noteSays, "The command printed its greeting.", resumePrompt} {
 		if !bytes.Contains(run2[0].Body, []byte(want)) {
 			t.Errorf("the resumed run's first request lacks %q of the earlier conversation", want)
 		}

@@ -21,14 +21,15 @@
 // a command, and Key is the API key they are given.
 //
 // What the agents send (measured with Claude Code 2.1.328, Codex
-// 0.169.0 and Gemini CLI 0.61.0, one scripted tool call and a resume):
+// 0.169.0 and Gemini CLI 0.61.0, scripted tool calls and a resume). Each
+// agent sends one request a step: a run with N tool calls (each its own
+// step) sends N+1, a tool's result in the request after its call, and a
+// resumed run's first request holds the whole earlier conversation.
 //
-//   - Claude Code: only POST /v1/messages?beta=true, streamed: two
-//     requests for the first run (the tool result comes back in the
-//     second), one for the resumed run, bodies of 49–50 KB (keys model,
-//     messages, system, tools, metadata, max_tokens, thinking,
-//     context_management, output_config, stream; a role "system"
-//     message inside messages). The key is in X-Api-Key. Headers:
+//   - Claude Code: only POST /v1/messages?beta=true, streamed, bodies
+//     of 49–50 KB (keys model, messages, system, tools, metadata,
+//     max_tokens, thinking, context_management, output_config, stream;
+//     a role "system" message inside messages). The key is in X-Api-Key. Headers:
 //     Accept, Accept-Encoding (gzip, deflate, br, zstd), Anthropic-Beta,
 //     Anthropic-Dangerous-Direct-Browser-Access, Anthropic-Version,
 //     Connection, Content-Length, Content-Type, User-Agent, X-Api-Key,
@@ -43,7 +44,7 @@
 //     is 2% (first to second) and 21% (then): prefix and suffix together
 //     cover 80% and 99.7%.
 //   - Codex: only POST /v1/responses, streamed (Accept:
-//     text/event-stream), 2 + 1 requests of 55–56 KB in the "lite" form
+//     text/event-stream), bodies of 55–56 KB in the "lite" form
 //     (header X-Openai-Internal-Codex-Responses-Lite; no instructions and
 //     no top-level tools: input[0] is an "additional_tools" item of about
 //     25 KB, then developer messages; keys model, stream, input,
@@ -64,7 +65,7 @@
 //     plugin sync): NewAgent turns plugins off, and then nothing reaches
 //     the proxy.
 //   - Gemini CLI: POST /v1beta/models/MODEL:streamGenerateContent?alt=sse,
-//     2 + 1 requests of 46–47 KB (contents, systemInstruction, tools,
+//     bodies of 46–47 KB (contents, systemInstruction, tools,
 //     generationConfig); the key in X-Goog-Api-Key; no session id on the
 //     wire (its JSON output's session_id is kept by --resume latest).
 //     contents (small) comes first, then a 31 KB systemInstruction and
