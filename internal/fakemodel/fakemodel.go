@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -64,8 +65,17 @@ type Server struct {
 }
 
 // New returns a server that answers model requests with the replies of
-// script in order, then with final.
+// script in order, then with final. Every call's Arguments must be valid
+// JSON: New panics otherwise (a script is the test's own code). A Server
+// is safe for concurrent use.
 func New(final string, script ...Reply) *Server {
+	for _, r := range script {
+		for _, c := range r.Calls {
+			if !json.Valid([]byte(c.Arguments)) {
+				panic("fakemodel: the arguments of a scripted call to " + strconv.Quote(c.Name) + " are not JSON")
+			}
+		}
+	}
 	return &Server{final: final, script: append([]Reply(nil), script...)}
 }
 

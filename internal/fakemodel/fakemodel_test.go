@@ -332,3 +332,14 @@ func TestPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestNewRefusesBadArguments checks that a script whose call arguments
+// are not JSON is refused at once, not mid-answer.
+func TestNewRefusesBadArguments(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Errorf("New took a call whose arguments are not JSON")
+		}
+	}()
+	New("", Reply{Calls: []Call{{Name: "Bash", Arguments: "{not json"}}})
+}
