@@ -14,11 +14,11 @@ import (
 
 // The APIs a request is recognised as, by its path (Request.API).
 const (
-	Anthropic    = "anthropic" // POST …/v1/messages
-	ChatAPI      = "chat"      // POST …/chat/completions
-	ResponsesAPI = "responses" // POST …/responses
-	Gemini       = "gemini"    // POST …:generateContent, …:streamGenerateContent
-	Other        = ""          // anything else, answered by path or 404
+	Anthropic = "anthropic" // POST …/v1/messages
+	Chat      = "chat"      // POST …/chat/completions
+	Responses = "responses" // POST …/responses
+	Gemini    = "gemini"    // POST …:generateContent, …:streamGenerateContent
+	Other     = ""          // anything else, answered by path or 404
 )
 
 // MaxBody is the largest request body the server reads; a larger one is
@@ -143,9 +143,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch req.API {
 	case Anthropic:
 		anthropicAnswer(w, a, req.Stream)
-	case ChatAPI:
+	case Chat:
 		chatAnswer(w, a, req.Stream, includeUsage(body))
-	case ResponsesAPI:
+	case Responses:
 		responsesAnswer(w, a, req.Stream)
 	case Gemini:
 		geminiAnswer(w, a, req.Stream)
@@ -191,9 +191,9 @@ func apiOf(method, path string) string {
 	case strings.HasSuffix(path, "/v1/messages"):
 		return Anthropic
 	case strings.HasSuffix(path, "/chat/completions"):
-		return ChatAPI
+		return Chat
 	case strings.HasSuffix(path, "/responses"):
-		return ResponsesAPI
+		return Responses
 	case strings.HasSuffix(path, ":generateContent"), strings.HasSuffix(path, ":streamGenerateContent"):
 		return Gemini
 	}
