@@ -46,7 +46,7 @@ type Request struct {
 	Query  string // the raw query, without '?'
 	Header http.Header
 	Body   []byte // exactly as received
-	API    string // Anthropic, ChatAPI, ResponsesAPI, Gemini or Other
+	API    string // Anthropic, Chat, Responses, Gemini or Other
 	Stream bool   // the request asked for a streamed answer
 	// Reply is the index in the script of the reply it was given, or -1
 	// for the final text, or -2 when it was not a model request.
