@@ -316,7 +316,7 @@ func (b *builder) closeStep() error {
 	if b.model != "" {
 		provider = b.provider()
 	}
-	if err := b.assistant(st.msgLine, st.blocks, st.replay, st.usage, provider, b.model); err != nil {
+	if err := b.assistant(st.msgLine, st.blocks, st.replay, st.usage, provider, b.model, codec.SurfaceOp{Kind: codec.OpAppend}); err != nil {
 		return err
 	}
 	if st.usage != nil {
@@ -344,7 +344,7 @@ func (b *builder) closeStep() error {
 // assistant writes the open step's assistant/message: content blocks,
 // provenance {provider, model, replayState?} when model is known, usage
 // (storage form) when reported.
-func (b *builder) assistant(line int, blocks, replay [][]byte, usage []byte, provider, model string) error {
+func (b *builder) assistant(line int, blocks, replay [][]byte, usage []byte, provider, model string, op codec.SurfaceOp, sources ...int64) error {
 	size := len(usage) + 160
 	for _, bl := range blocks {
 		size += len(bl)
@@ -363,7 +363,7 @@ func (b *builder) assistant(line int, blocks, replay [][]byte, usage []byte, pro
 	if usage != nil {
 		o.Value("usage", usage)
 	}
-	_, err := b.emit(codec.TypeAssistantMessage, o, line, codec.SurfaceOp{Kind: codec.OpAppend}, nil)
+	_, err := b.emit(codec.TypeAssistantMessage, o, line, op, sourcesOf(op, sources))
 	return err
 }
 
