@@ -32,7 +32,7 @@ type turnItem struct {
 	id string
 }
 
-func user(s string) turnItem      { return turnItem{role: "user", text: s} }
+func user(s string) turnItem       { return turnItem{role: "user", text: s} }
 func result(id, s string) turnItem { return turnItem{role: "result", id: id, text: s} }
 func said(s string, calls ...[3]string) turnItem {
 	return turnItem{role: "assistant", text: s, calls: calls}
