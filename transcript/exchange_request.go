@@ -59,6 +59,7 @@ type request struct {
 	config   []byte // header config, storage form
 	units    []unit
 	root     digest
+	rootItem int
 	hasRoot  bool
 }
 
@@ -188,22 +189,30 @@ func parseRequest(api string, body []byte) (*request, error) {
 			u.key = assistantKey(u.blocks)
 		}
 	}
+	req.digestRoot()
 	return req, nil
 }
 
 // setRoot makes the units of item the conversation's root (SPEC §15.2:
-// its first user message), once.
+// its first user message), once; parseRequest digests it.
 func (req *request) setRoot(item int) {
-	if req.hasRoot {
+	if !req.hasRoot {
+		req.rootItem, req.hasRoot = item, true
+	}
+}
+
+// digestRoot digests the root's units' keys.
+func (req *request) digestRoot() {
+	if !req.hasRoot {
 		return
 	}
-	var k keyer
+	k := keyer{buf: []byte("root")}
 	for _, u := range req.units {
-		if u.item == item {
+		if u.item == req.rootItem {
 			k.add(u.key[:])
 		}
 	}
-	req.root, req.hasRoot = sha256.Sum256(append([]byte("root"), k.buf...)), true
+	req.root = k.sum()
 }
 
 // elemBytes returns an array's elements in storage form.

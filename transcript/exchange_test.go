@@ -363,6 +363,9 @@ type session struct {
 	id     string
 	lane   *transcript.Lane
 	next   int64
+	// origin is the seq of the last wire/request: the origin of its
+	// exchange's mapped events, the answer's included.
+	origin int64
 	events []codec.Event
 }
 
@@ -411,8 +414,8 @@ func (s *session) wireEvent(typ string) int64 {
 // the step/start it wrote.
 func (s *session) request(body string) (transcript.Break, int64) {
 	s.t.Helper()
-	origin := s.wireEvent("wire/request")
-	evs, brk, err := s.lane.MapRequest([]byte(body), origin, s.next, 1767225600000)
+	s.origin = s.wireEvent("wire/request")
+	evs, brk, err := s.lane.MapRequest([]byte(body), s.origin, s.next, 1767225600000)
 	if err != nil {
 		s.t.Fatalf("map request: %v", err)
 	}
@@ -429,7 +432,7 @@ func (s *session) request(body string) (transcript.Break, int64) {
 // answer maps an answer streamed in small pieces through the translator.
 func (s *session) answer(stream string) {
 	s.t.Helper()
-	origin := s.wireEvent("wire/response")
+	s.wireEvent("wire/response")
 	tr := s.c.trans()
 	var a transcript.Answer
 	var chunks []wire.Chunk
@@ -453,7 +456,7 @@ func (s *session) answer(stream string) {
 			s.t.Fatal(err)
 		}
 	}
-	evs, err := s.lane.MapAnswer(&a, origin, s.next, 1767225600000)
+	evs, err := s.lane.MapAnswer(&a, s.origin, s.next, 1767225600000)
 	if err != nil {
 		s.t.Fatalf("map answer: %v", err)
 	}
