@@ -84,6 +84,8 @@ type Lane struct {
 	// the calls of its answer no result has answered yet.
 	stepOpen, answered bool
 	pending            []string
+	// open is the origin (wire/request seq) of the open step's request.
+	open int64
 }
 
 type laneItem struct {
@@ -254,7 +256,7 @@ func (l *Lane) MapRequest(body []byte, origin, next int64, time float64) ([]code
 		l.header = h
 	}
 	l.items = items
-	l.stepOpen, l.answered, l.pending = true, false, nil
+	l.stepOpen, l.answered, l.pending, l.open = true, false, nil, origin
 	l.sys, l.tools, l.config, l.sysRaw, l.toolsRaw, l.rawKnown = req.system, req.tools, req.config, req.sysRaw, req.toolsRaw, true
 	l.model = req.model
 	l.requests++

@@ -107,10 +107,14 @@ func HTTPError(api string, status int, body []byte) *wire.Error {
 //     assistant/message then, as the loop writes none for a failed
 //     stream; the answer's bytes are in its wire/response.
 //
-// An answer when no request waits for one is refused (ErrInvalid).
+// origin must name the request the answer answers (its wire/request's
+// seq, as MapRequest was given): an answer to a request that is not the
+// lane's open one (a later request of the lane was mapped while it
+// streamed, or none waits) is ErrStale, and maps to nothing: the gateway
+// records its wire/response alone.
 func (l *Lane) MapAnswer(a *Answer, origin, next int64, time float64) ([]codec.Event, error) {
-	if !l.Awaiting() {
-		return nil, errors.Mark(errors.New("transcript: an answer with no request waiting for it"), codec.ErrInvalid)
+	if !l.Awaiting() || origin != l.open {
+		return nil, errors.Wrapf(ErrStale, "transcript: the answer to the request at seq %d", errors.Safe(origin))
 	}
 	line := int(origin)
 	l.start(next, time)
@@ -157,8 +161,8 @@ func (l *Lane) MapAnswer(a *Answer, origin, next int64, time float64) ([]codec.E
 	if err := l.b.assistant(line, blocks, nil, usage, providerOf(l.api), l.model, codec.SurfaceOp{Kind: codec.OpAppend}); err != nil {
 		return nil, err
 	}
-	if len(blocks) > 0 {
-		l.items = append(l.items, laneItem{seq: l.b.seq - 1, key: assistantKey(blocks)})
+	if k := assistantKey(blocks); k != emptyAssistant {
+		l.items = append(l.items, laneItem{seq: l.b.seq - 1, key: k})
 	}
 	for _, c := range calls {
 		if err := l.b.toolCall(c); err != nil {

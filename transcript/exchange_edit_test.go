@@ -211,8 +211,22 @@ func TestLaneFailures(t *testing.T) {
 			if b := s.structure(); len(b) > 0 {
 				t.Errorf("structure breaks: %+v", b)
 			}
-			if _, err := s.lane.MapAnswer(&a, 0, s.next, 0); !errors.Is(err, codec.ErrInvalid) {
+			if _, err := s.lane.MapAnswer(&a, s.origin, s.next, 0); !errors.Is(err, transcript.ErrStale) || !errors.Is(err, codec.ErrInvalid) {
 				t.Errorf("an answer with no request waiting: %v", err)
+			}
+			// Two requests of the lane in flight: the first one's answer,
+			// arriving late, maps to nothing; the second's maps.
+			conv = append(conv, said("Hi."), second)
+			s.request(c.body(conv, system, ""))
+			stale := s.origin
+			s.request(c.body(conv, system, ""))
+			var late transcript.Answer
+			if _, err := s.lane.MapAnswer(&late, stale, s.next, 0); !errors.Is(err, transcript.ErrStale) {
+				t.Errorf("a late answer: %v", err)
+			}
+			s.answer(c.answer(said("Two.")))
+			if b := s.structure(); len(b) > 0 {
+				t.Errorf("structure breaks: %+v", b)
 			}
 		})
 	}
@@ -374,5 +388,58 @@ func TestLaneRefuses(t *testing.T) {
 	var a transcript.Answer
 	if err := a.Add(wire.Chunk{Type: wire.ChunkBlockEnd, Block: []byte("{")}); !errors.Is(err, codec.ErrInvalid) {
 		t.Errorf("a block-end that is not JSON: %v", err)
+	}
+}
+
+// TestLaneAnswerShapes: an answer a client sends back as several
+// assistant messages, or with its reasoning dropped, continues the
+// conversation (no edit); an answer of reasoning alone is no node the
+// client must send back.
+func TestLaneAnswerShapes(t *testing.T) {
+	s := newSession(t, clients[0])
+	conv := []turnItem{prompt}
+	s.request(anthropicBody(conv, system, ""))
+	s.answer(anthropicAnswer(first))
+	body := `{"model":"claude-x","messages":[{"role":"user","content":"list the files"},` +
+		`{"role":"assistant","content":[{"type":"text","text":"Looking."}]},` +
+		`{"role":"assistant","content":[{"type":"tool_use","id":"call_1","name":"ls","input":{"path":"."}}]},` +
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"a.txt b.txt"}]}]}`
+	evs, brk, err := s.lane.MapRequest([]byte(body), s.next, s.next, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if brk.Kind == transcript.BreakEdited {
+		t.Errorf("an answer sent back as two messages: break %+v", brk)
+	}
+	for _, ev := range evs {
+		if ev.Type == codec.TypeAssistantMessage || ev.Type == codec.TypeUserMessage {
+			t.Errorf("an answer sent back as two messages wrote a %s", ev.Type)
+		}
+	}
+	s.origin = s.next
+	s.append(evs)
+	// Reasoning alone.
+	s.wireEvent("wire/response")
+	var a transcript.Answer
+	if err := a.Add(wire.Chunk{Type: wire.ChunkBlockEnd, Index: 0, Block: []byte(`{"type":"reasoning","text":"hmm"}`)},
+		wire.Chunk{Type: wire.ChunkFinish, Reason: []byte(`{"kind":"stop"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err = s.lane.MapAnswer(&a, s.origin, s.next, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.append(evs)
+	conv = append(conv, first, files, second)
+	_, start := s.request(anthropicBody(conv, system, ""))
+	_, all := s.stored()
+	for _, ev := range all[start-3:] {
+		if codec.IsSurfaceType(ev.Type) && ev.Type != codec.TypeUserMessage {
+			t.Errorf("after an answer of reasoning alone: a %s", ev.Type)
+		}
+	}
+	s.check(start, conv)
+	if b := s.structure(); len(b) > 0 {
+		t.Errorf("structure breaks: %+v", b)
 	}
 }

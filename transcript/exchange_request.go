@@ -178,6 +178,7 @@ func parseRequest(api string, body []byte) (*request, error) {
 		return nil, err
 	}
 	req.config = gatewayConfig(api, v)
+	req.coalesce()
 	for i := range req.units {
 		u := &req.units[i]
 		switch u.kind {
@@ -189,8 +190,41 @@ func parseRequest(api string, body []byte) (*request, error) {
 			u.key = assistantKey(u.blocks)
 		}
 	}
+	// Assistant content with no text and no call (reasoning alone) is no
+	// node of the conversation: clients keep or drop it as their API
+	// asks, and it would make every such request an edit.
+	kept := req.units[:0]
+	for _, u := range req.units {
+		if u.kind != unitAssistant || u.key != emptyAssistant {
+			kept = append(kept, u)
+		}
+	}
+	req.units = kept
 	req.digestRoot()
 	return req, nil
+}
+
+// emptyAssistant is the key of assistant content with no text and no
+// tool call.
+var emptyAssistant = assistantKey(nil)
+
+// coalesce merges consecutive assistant units into one, as one answer
+// gives them: a client may send an answer's blocks as several messages
+// (the Responses API always does: one item each).
+func (req *request) coalesce() {
+	out := req.units[:0]
+	for _, u := range req.units {
+		if n := len(out); n > 0 && u.kind == unitAssistant && out[n-1].kind == unitAssistant {
+			g := &out[n-1]
+			g.blocks = append(g.blocks, u.blocks...)
+			g.replay = append(g.replay, u.replay...)
+			g.calls = append(g.calls, u.calls...)
+			g.raw = rawKey(g.raw[:], u.raw[:])
+			continue
+		}
+		out = append(out, u)
+	}
+	req.units = out
 }
 
 // setRoot makes the units of item the conversation's root (SPEC §15.2:

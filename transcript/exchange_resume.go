@@ -42,6 +42,7 @@ func (l *Lane) Resume(ev *codec.Event) error {
 		b.inTurn, l.stepOpen, l.pending = false, false, nil
 	case *codec.StepStart:
 		b.steps, l.stepOpen, l.answered, l.pending = d.Step, true, false, nil
+		l.open = originSeq(ev)
 		l.requests++
 	case *codec.StepEnd:
 		l.stepOpen, l.pending = false, nil
@@ -115,10 +116,17 @@ func nodeKey(ev *codec.Event) (digest, bool) {
 	case *codec.ToolResult:
 		return resultKey(d.CallID, d.IsError, raws(d.Content)), true
 	case *codec.AssistantMessage:
-		if len(d.Content.Blocks) == 0 {
-			return digest{}, false
-		}
-		return assistantKey(raws(d.Content)), true
+		k := assistantKey(raws(d.Content))
+		return k, k != emptyAssistant
 	}
 	return digest{}, false
+}
+
+// originSeq is the seq a gateway event's origin names (-1: none).
+func originSeq(ev *codec.Event) int64 {
+	n, ok := value(ev.Raw).path("data", "origin", "seq").num()
+	if !ok {
+		return -1
+	}
+	return int64(n)
 }
