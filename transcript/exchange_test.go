@@ -357,12 +357,12 @@ const system = "be brief"
 
 // session is a lane recorded into a real store, as the gateway would.
 type session struct {
-	t      *testing.T
-	c      client
-	st     eventlog.Store
-	id     string
-	lane   *transcript.Lane
-	next   int64
+	t    *testing.T
+	c    client
+	st   eventlog.Store
+	id   string
+	lane *transcript.Lane
+	next int64
 	// origin is the seq of the last wire/request: the origin of its
 	// exchange's mapped events, the answer's included.
 	origin int64
