@@ -444,6 +444,8 @@ func (req *request) chat(v value) error {
 			}
 			r := toolResult{id: id, line: i}
 			switch c := mf[1]; c.kind() {
+			case codec.KindNull, codec.KindInvalid:
+				r.content = codec.Array()
 			case codec.KindString:
 				r.content = textArray(c)
 			default:
