@@ -28,6 +28,123 @@ type Answer struct {
 	finish value
 	err    *wire.Error
 	cut    string
+
+	// What Feed and End read the answer's bytes with (NewAnswer): the
+	// translator of a streamed 2xx answer, else the body kept (up to
+	// maxKept of an error's).
+	api      string
+	status   int
+	tr       *wire.Translator
+	body     []byte
+	chunks   []wire.Chunk
+	overflow bool
+}
+
+// maxKept bounds the body an Answer keeps of an error answer (its
+// message is at its start); a whole answer that was not streamed is kept
+// up to the 64 MiB an SSE event may have.
+const (
+	maxKept = 64 << 10
+	maxBody = 64 << 20
+)
+
+// NewAnswer returns the Answer of one answer of api with the HTTP status
+// the upstream gave; streamed says the body is a stream (text/event-
+// stream). Feed it the body's bytes as they arrive, in any split, then
+// call End: a streamed 2xx body goes through the API's stream
+// translator as it comes (the Answer keeps the finished blocks, never the
+// stream); a 2xx body that is not a stream is translated whole at End
+// (wire's TranslateJSON, TranslateResponsesJSON); any other status is a
+// failure read from the body's error (HTTPError). The gateway and verify
+// both read an answer this way, so verify's re-run gives the gateway's
+// events.
+func NewAnswer(api string, status int, streamed bool) *Answer {
+	a := &Answer{api: api, status: status}
+	if status/100 == 2 && streamed {
+		if api == APIResponses {
+			a.tr = wire.NewResponsesTranslator()
+		} else if r, err := wire.Lookup(renderer(api)); err == nil {
+			a.tr = r.NewTranslator()
+		}
+	}
+	return a
+}
+
+// renderer is the wire renderer whose translator reads api's answers.
+func renderer(api string) string {
+	if api == APIAnthropic {
+		return "anthropic-messages"
+	}
+	return "openai-chat"
+}
+
+// Feed takes the answer's next bytes. A failure of the stream is
+// recorded (Fail); bytes after it are ignored.
+func (a *Answer) Feed(p []byte) {
+	if a.err != nil || len(p) == 0 {
+		return
+	}
+	if a.tr != nil {
+		var err error
+		if a.chunks, err = a.tr.Feed(a.chunks[:0], p); err != nil {
+			a.Fail(err)
+			return
+		}
+		a.take(a.chunks)
+		return
+	}
+	limit := maxBody
+	if a.status/100 != 2 {
+		limit = maxKept
+	}
+	if n := min(len(p), limit-len(a.body)); n > 0 {
+		a.body = append(a.body, p[:n]...)
+	}
+	if len(a.body)+len(p) > limit {
+		a.overflow = true
+	}
+}
+
+// End says the body ended (whole, or cut: see Cut).
+func (a *Answer) End() {
+	if a.err != nil {
+		return
+	}
+	switch {
+	case a.status/100 != 2:
+		a.err = HTTPError(a.api, a.status, a.body)
+	case a.tr != nil:
+		var err error
+		if a.chunks, err = a.tr.End(a.chunks[:0]); err != nil {
+			a.Fail(err)
+			return
+		}
+		a.take(a.chunks)
+	case a.overflow:
+		a.err = &wire.Error{Code: wire.CodeMalformed, Message: "the response is over 64 MiB"}
+	default:
+		var cs []wire.Chunk
+		var err error
+		if a.api == APIResponses {
+			cs, err = wire.TranslateResponsesJSON(nil, a.body)
+		} else if r, lerr := wire.Lookup(renderer(a.api)); lerr == nil {
+			cs, err = r.TranslateJSON(nil, a.body)
+		}
+		if err != nil {
+			a.Fail(err)
+			return
+		}
+		a.take(cs)
+	}
+	a.body = nil
+}
+
+// take adds a translator's chunks; a block that is not JSON (which
+// wire's translators never give) fails the answer.
+func (a *Answer) take(cs []wire.Chunk) {
+	if err := a.Add(cs...); err != nil {
+		a.err = &wire.Error{Code: wire.CodeMalformed}
+	}
 }
 
 // Add takes chunks of the answer, in order. A block-end whose block is
@@ -80,11 +197,7 @@ func (a *Answer) Cut(reason string) { a.cut = reason }
 // (SPEC §12.2, §12.3): the Responses API's errors read as Chat
 // Completions' (both are OpenAI's).
 func HTTPError(api string, status int, body []byte) *wire.Error {
-	name := "openai-chat"
-	if api == APIAnthropic {
-		name = "anthropic-messages"
-	}
-	r, err := wire.Lookup(name)
+	r, err := wire.Lookup(renderer(api))
 	if err != nil {
 		return &wire.Error{Code: "SERVER", Status: status}
 	}

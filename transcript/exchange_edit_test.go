@@ -186,13 +186,12 @@ func TestLaneFailures(t *testing.T) {
 			s := newSession(t, c)
 			conv := []turnItem{prompt}
 			s.request(c.body(conv, system, ""))
-			var a transcript.Answer
-			a.Fail(transcript.HTTPError(c.api, 529, []byte(`{"error":{"type":"overloaded_error","message":"busy"}}`)))
-			evs := s.mapAnswer(&a)
+			evs := s.answerBody(529, false, `{"error":{"type":"overloaded_error","message":"busy"}}`)
 			end := evs[len(evs)-1]
-			if end.Type != codec.TypeTurnEnd || !bytes.Contains(end.Raw, []byte("error")) {
+			if end.Type != codec.TypeTurnEnd || !bytes.Contains(end.Raw, []byte("error")) || !bytes.Contains(end.Raw, []byte("busy")) {
 				t.Errorf("a failed answer ends with %s", end.Type)
 			}
+			var a transcript.Answer
 			// The retry: the same body.
 			_, start := s.request(c.body(conv, system, ""))
 			s.check(start, conv)
@@ -441,5 +440,45 @@ func TestLaneAnswerShapes(t *testing.T) {
 	s.check(start, conv)
 	if b := s.structure(); len(b) > 0 {
 		t.Errorf("structure breaks: %+v", b)
+	}
+}
+
+// TestLaneAnswerJSON: an answer that was not streamed maps to the events
+// of the same answer streamed.
+func TestLaneAnswerJSON(t *testing.T) {
+	for _, c := range clients {
+		t.Run(c.api, func(t *testing.T) {
+			var got [2][]string
+			for i, streamed := range []bool{true, false} {
+				s := newSession(t, c)
+				conv := []turnItem{prompt}
+				s.request(c.body(conv, system, ""))
+				for _, it := range []turnItem{first, final} {
+					body := c.answer(it)
+					if !streamed {
+						body = c.json(it)
+					}
+					for _, ev := range s.answerBody(200, streamed, body) {
+						j, _, err := codec.ToJSON(nil, ev.Raw)
+						if err != nil {
+							t.Fatal(err)
+						}
+						// The streamed arguments of the test's Anthropic
+						// answers have spaces; the object's are compact.
+						got[i] = append(got[i], strings.ReplaceAll(string(j), `\": \"`, `\":\"`))
+					}
+					conv = append(conv, it, files)
+					if it.role == first.role && len(it.calls) > 0 {
+						s.request(c.body(conv, system, ""))
+					}
+				}
+			}
+			if strings.Join(got[0], "\n") != strings.Join(got[1], "\n") {
+				t.Errorf("streamed:\n%s\nnot streamed:\n%s", strings.Join(got[0], "\n"), strings.Join(got[1], "\n"))
+			}
+			if len(got[0]) < 5 {
+				t.Errorf("%d events", len(got[0]))
+			}
+		})
 	}
 }

@@ -172,16 +172,18 @@ type client struct {
 	// top-level member (Codex's client_metadata).
 	body   func(conv []turnItem, system, meta string) string
 	answer func(it turnItem) string
-	trans  func() *wire.Translator
+	// json renders an answer that was not streamed.
+	json  func(it turnItem) string
+	trans func() *wire.Translator
 	// inline: the client sends the system prompt as a developer message
 	// inside the conversation (Codex), which rebuild gives in place.
 	inline bool
 }
 
 var clients = []client{
-	{api: transcript.APIAnthropic, body: anthropicBody, answer: anthropicAnswer, trans: renderer("anthropic-messages")},
-	{api: transcript.APIChat, body: chatBody, answer: chatAnswer, trans: renderer("openai-chat")},
-	{api: transcript.APIResponses, body: responsesBody, answer: responsesAnswer, trans: wire.NewResponsesTranslator, inline: true},
+	{api: transcript.APIAnthropic, body: anthropicBody, answer: anthropicAnswer, json: anthropicJSON, trans: renderer("anthropic-messages")},
+	{api: transcript.APIChat, body: chatBody, answer: chatAnswer, json: chatJSON, trans: renderer("openai-chat")},
+	{api: transcript.APIResponses, body: responsesBody, answer: responsesAnswer, json: responsesJSON, trans: wire.NewResponsesTranslator, inline: true},
 }
 
 func renderer(name string) func() *wire.Translator {
@@ -429,38 +431,30 @@ func (s *session) request(body string) (transcript.Break, int64) {
 	return brk, start
 }
 
-// answer maps an answer streamed in small pieces through the translator.
+// answer maps an answer streamed in small pieces, as the gateway reads
+// it (NewAnswer, Feed, End).
 func (s *session) answer(stream string) {
 	s.t.Helper()
+	s.answerBody(200, true, stream)
+}
+
+// answerBody maps an answer of the status given, streamed or not.
+func (s *session) answerBody(status int, streamed bool, body string) []codec.Event {
+	s.t.Helper()
 	s.wireEvent("wire/response")
-	tr := s.c.trans()
-	var a transcript.Answer
-	var chunks []wire.Chunk
-	var err error
-	for p := []byte(stream); len(p) > 0; {
+	a := transcript.NewAnswer(s.c.api, status, streamed)
+	for p := []byte(body); len(p) > 0; {
 		n := min(len(p), 7)
-		if chunks, err = tr.Feed(chunks[:0], p[:n]); err != nil {
-			a.Fail(err)
-			break
-		}
-		if err := a.Add(chunks...); err != nil {
-			s.t.Fatal(err)
-		}
+		a.Feed(p[:n])
 		p = p[n:]
 	}
-	if err == nil {
-		chunks, err = tr.End(chunks[:0])
-		if err != nil {
-			a.Fail(err)
-		} else if err := a.Add(chunks...); err != nil {
-			s.t.Fatal(err)
-		}
-	}
-	evs, err := s.lane.MapAnswer(&a, s.origin, s.next, 1767225600000)
+	a.End()
+	evs, err := s.lane.MapAnswer(a, s.origin, s.next, 1767225600000)
 	if err != nil {
 		s.t.Fatalf("map answer: %v", err)
 	}
 	s.append(evs)
+	return evs
 }
 
 // stored reads the session back from the store.
@@ -573,4 +567,39 @@ func TestLaneSession(t *testing.T) {
 			}
 		})
 	}
+}
+
+func anthropicJSON(it turnItem) string {
+	var bs []string
+	if it.text != "" {
+		bs = append(bs, `{"type":"text","text":`+q(it.text)+`}`)
+	}
+	stop := "end_turn"
+	for _, c := range it.calls {
+		bs = append(bs, `{"type":"tool_use","id":`+q(c[0])+`,"name":`+q(c[1])+`,"input":`+c[2]+`}`)
+		stop = "tool_use"
+	}
+	return `{"id":"m","type":"message","role":"assistant","model":"claude-x","content":[` + strings.Join(bs, ",") + `],"stop_reason":"` + stop +
+		`","usage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":7}}`
+}
+
+func chatJSON(it turnItem) string {
+	m := `{"role":"assistant","content":` + q(it.text) + `,"reasoning_content":"hmm"`
+	finish := "stop"
+	if len(it.calls) > 0 {
+		var cs []string
+		for _, c := range it.calls {
+			cs = append(cs, `{"id":`+q(c[0])+`,"type":"function","function":{"name":`+q(c[1])+`,"arguments":`+q(c[2])+`}}`)
+		}
+		m += `,"tool_calls":[` + strings.Join(cs, ",") + `]`
+		finish = "tool_calls"
+	}
+	return `{"id":"c","object":"chat.completion","choices":[{"index":0,"message":` + m + `},"finish_reason":"` + finish +
+		`"}],"usage":{"prompt_tokens":100,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":64}}}`
+}
+
+func responsesJSON(it turnItem) string {
+	stream := responsesAnswer(it)
+	data := stream[strings.Index(stream, "data: ")+6 : strings.LastIndex(stream, "}")+1]
+	return data[strings.Index(data, `"response":`)+11 : len(data)-1]
 }
