@@ -53,13 +53,17 @@
 //     conversation that does not extend the previous one replaces the
 //     changed span of the surface, so every step rebuilds to its body's
 //     conversation. The Break says what changed for the cache audit.
-//   - An Answer gathers a translator's chunks (finished blocks, usage,
-//     finish) or a failure; MapAnswer returns assistant/message and
+//   - NewAnswer(api, status, streamed) reads an answer's bytes as they
+//     arrive (Feed, End): a stream through wire's translator, a whole
+//     body through wire's JSON translations, an error status through
+//     HTTPError; Cut says it was cut. (Add and Fail take chunks and
+//     errors directly.) MapAnswer returns assistant/message and
 //     tool/call events, leaving the step open for the results when the
 //     answer called tools, else step/end and turn/end; a failed or cut
-//     answer ends the step and turn (SPEC §7.1). Close ends a turn whose
-//     answer a crash lost; LaneFrom rebuilds a Lane from the session's
-//     events after a restart.
+//     answer ends the step and turn (SPEC §7.1); an answer to a request
+//     that is no longer the lane's open one is ErrStale. Close ends a
+//     turn whose answer a crash lost; LaneFrom rebuilds a Lane from the
+//     session's events after a restart.
 //
 // Normal form: text blocks hold their text alone; cache_control is
 // dropped from opaque blocks and tools; an assistant message compares by
