@@ -482,3 +482,40 @@ func TestLaneAnswerJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestLaneContext: a system-role message inside Anthropic's messages
+// (Claude Code puts one there) and a later system message of Chat
+// Completions are context/message events in place, envelope raw, source
+// their role; the step rebuilds with them where the body had them.
+func TestLaneContext(t *testing.T) {
+	for _, tt := range []struct{ api, body string }{
+		{transcript.APIAnthropic, `{"model":"claude-x","messages":[{"role":"user","content":"list the files"},{"role":"system","content":[{"type":"text","text":"note","cache_control":{"type":"ephemeral"}}]},{"role":"user","content":"count them"}]}`},
+		{transcript.APIChat, `{"model":"gpt-x","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"list the files"},{"role":"system","content":"note"},{"role":"user","content":"count them"}]}`},
+	} {
+		c := clients[0]
+		if tt.api == transcript.APIChat {
+			c = clients[1]
+		}
+		s := newSession(t, c)
+		evs, _, err := s.lane.MapRequest([]byte(tt.body), s.next, s.next, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.append(evs)
+		var ctx []string
+		start := int64(-1)
+		for _, ev := range evs {
+			if ev.Type == codec.TypeContextMessage {
+				j, _, _ := codec.ToJSON(nil, ev.Raw)
+				ctx = append(ctx, string(j))
+			}
+			if ev.Type == codec.TypeStepStart {
+				start = ev.Seq
+			}
+		}
+		if len(ctx) != 1 || !strings.Contains(ctx[0], `"content":[{"type":"text","text":"note"}],"source":{"kind":"system"},"envelope":"raw"`) {
+			t.Errorf("%s: context messages %q", tt.api, ctx)
+		}
+		s.check(start, []turnItem{prompt, user("note"), second})
+	}
+}
