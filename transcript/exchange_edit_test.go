@@ -519,3 +519,20 @@ func TestLaneContext(t *testing.T) {
 		s.check(start, []turnItem{prompt, user("note"), second})
 	}
 }
+
+// TestLaneErrorFinish: a stream that ends with a finish of kind error (a
+// failed Responses answer) ends the step and turn with that error, and
+// writes no assistant message.
+func TestLaneErrorFinish(t *testing.T) {
+	c := clients[2]
+	s := newSession(t, c)
+	s.request(c.body([]turnItem{prompt}, system, ""))
+	evs := s.answerBody(200, true, sse(`{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"boom"},"output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"partial"}]}]}}`))
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type)
+	}
+	if strings.Join(types, " ") != "step/end turn/end" || !bytes.Contains(evs[1].Raw, []byte("SERVER_ERROR")) {
+		t.Errorf("a failed answer: %v", types)
+	}
+}
