@@ -27,20 +27,7 @@ type Usage = wire.Usage
 
 // usageStorage returns u in storage form; the optional buckets are
 // written only when non-zero.
-func usageStorage(u Usage) []byte {
-	var o codec.Object
-	o.Int("inputTokens", u.InputTokens).Int("outputTokens", u.OutputTokens)
-	if u.CacheReadTokens != 0 {
-		o.Int("cacheReadTokens", u.CacheReadTokens)
-	}
-	if u.CacheWriteTokens != 0 {
-		o.Int("cacheWriteTokens", u.CacheWriteTokens)
-	}
-	if u.ReasoningTokens != 0 {
-		o.Int("reasoningTokens", u.ReasoningTokens)
-	}
-	return o.Bytes()
-}
+func usageStorage(u Usage) []byte { return u.AppendStorage(nil) }
 
 func jsonValue(js []byte, what string) ([]byte, error) {
 	mp, err := codec.FromJSON(nil, js, codec.Limits{})

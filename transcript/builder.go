@@ -77,6 +77,9 @@ type builder struct {
 	// serves every event.
 	scratch codec.Object
 	origin  []byte
+	// originKey names the origin's position member: "line" for an import
+	// (the source line), "seq" for the gateway (its wire/request's seq).
+	originKey string
 }
 
 // data returns the builder's scratch object, emptied, for the data of the
@@ -116,12 +119,17 @@ type toolResult struct {
 	time    float64
 }
 
-// emit queues a mapped event; data gets origin as its last key. The
-// error result is kept for the callers' flow; building cannot fail.
+// emit queues a mapped event; data gets origin {format, line} (or
+// {format, seq}, see originKey) as its last key. The error result is kept
+// for the callers' flow; building cannot fail.
 func (b *builder) emit(typ string, data *codec.Object, line int, op codec.SurfaceOp, sources []int64) (int64, error) {
+	key := b.originKey
+	if key == "" {
+		key = "line"
+	}
 	o := codec.AppendMapHeader(b.origin[:0], 2)
 	o = codec.AppendString(codec.AppendString(o, "format"), string(b.format))
-	b.origin = codec.AppendInt(codec.AppendString(o, "line"), int64(line))
+	b.origin = codec.AppendInt(codec.AppendString(o, key), int64(line))
 	data.Value("origin", b.origin)
 	// Not decoded: Import decodes what it stores (see Session.Next).
 	ev := codec.Event{Raw: rawEvent(typ, b.seq, b.time, data, op, sources, 0), Type: typ, Seq: b.seq, Time: b.time,
@@ -133,11 +141,33 @@ func (b *builder) emit(typ string, data *codec.Object, line int, op codec.Surfac
 	case codec.OpAppend:
 		b.surface = append(b.surface, ev.Seq)
 	case codec.OpReplace:
-		b.surface = []int64{ev.Seq}
+		b.surface = replaceSpan(b.surface, op.Start, op.End, ev.Seq)
 	}
 	b.queue = append(b.queue, ev)
 	b.seq++
 	return ev.Seq, nil
+}
+
+// replaceSpan returns surface with the nodes from start to end (SPEC §3,
+// by position) replaced by seq, in a new array; a span not on surface
+// (the caller's error, which validation refuses) leaves only seq.
+func replaceSpan(surface []int64, start, end, seq int64) []int64 {
+	ps, pe := -1, -1
+	for i, s := range surface {
+		if s == start {
+			ps = i
+		}
+		if s == end {
+			pe = i
+		}
+	}
+	if ps < 0 || pe < ps {
+		return []int64{seq}
+	}
+	out := make([]int64, 0, len(surface)-(pe-ps))
+	out = append(out, surface[:ps]...)
+	out = append(out, seq)
+	return append(out, surface[pe+1:]...)
 }
 
 // openTurn closes the open turn (completed) and starts turn+1. prompt
@@ -282,46 +312,27 @@ func (b *builder) closeStep() error {
 	if _, err := b.emit(codec.TypeStepStart, o, st.line, codec.SurfaceOp{}, nil); err != nil {
 		return err
 	}
-	size := len(st.usage) + 160
-	for _, bl := range st.blocks {
-		size += len(bl)
-	}
-	o = b.data()
-	o.Grow(size)
-	o.Int("turn", b.turn).Int("step", b.steps).Array("content", st.blocks...)
+	var provider string
 	if b.model != "" {
-		var p codec.Object
-		p.Str("provider", b.provider()).Str("model", b.model)
-		if len(st.replay) > 0 {
-			p.Value("replayState", codec.Array(st.replay...))
-		}
-		o.Value("provenance", p.Bytes())
+		provider = b.provider()
+	}
+	if err := b.assistant(st.msgLine, st.blocks, st.replay, st.usage, provider, b.model, codec.SurfaceOp{Kind: codec.OpAppend}); err != nil {
+		return err
 	}
 	if st.usage != nil {
-		o.Value("usage", st.usage)
 		b.stats.addUsage(st.usage)
-	}
-	if _, err := b.emit(codec.TypeAssistantMessage, o, st.msgLine, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
-		return err
 	}
 	for _, c := range st.calls {
 		b.time = c.time
-		o = b.data()
-		o.Int("turn", b.turn).Int("step", b.steps).Str("callId", c.id).Str("name", c.name).Str("arguments", c.args)
-		if _, err := b.emit(codec.TypeToolCall, o, c.line, codec.SurfaceOp{}, nil); err != nil {
+		if err := b.toolCall(c); err != nil {
 			return err
 		}
-		b.stats.ToolCalls++
 	}
 	for _, r := range st.results {
 		b.time = r.time
-		o = b.data()
-		o.Grow(len(r.content) + 96)
-		o.Int("turn", b.turn).Int("step", b.steps).Str("callId", r.id).Value("content", r.content).Bool("isError", r.isError)
-		if _, err := b.emit(codec.TypeToolResult, o, r.line, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
+		if err := b.toolResult(r, codec.SurfaceOp{Kind: codec.OpAppend}); err != nil {
 			return err
 		}
-		b.stats.ToolResults++
 	}
 	b.time = max(st.end, b.time)
 	o = b.data()
@@ -330,27 +341,98 @@ func (b *builder) closeStep() error {
 	return err
 }
 
-// message writes a user/message (source user) or, with envelope raw and
-// another source kind, a context/message.
+// assistant writes the open step's assistant/message: content blocks,
+// provenance {provider, model, replayState?} when model is known, usage
+// (storage form) when reported.
+func (b *builder) assistant(line int, blocks, replay [][]byte, usage []byte, provider, model string, op codec.SurfaceOp, sources ...int64) error {
+	size := len(usage) + 160
+	for _, bl := range blocks {
+		size += len(bl)
+	}
+	o := b.data()
+	o.Grow(size)
+	o.Int("turn", b.turn).Int("step", b.steps).Array("content", blocks...)
+	if model != "" {
+		var p codec.Object
+		p.Str("provider", provider).Str("model", model)
+		if len(replay) > 0 {
+			p.Value("replayState", codec.Array(replay...))
+		}
+		o.Value("provenance", p.Bytes())
+	}
+	if usage != nil {
+		o.Value("usage", usage)
+	}
+	_, err := b.emit(codec.TypeAssistantMessage, o, line, op, sourcesOf(op, sources))
+	return err
+}
+
+// toolCall writes a tool/call of the open step.
+func (b *builder) toolCall(c toolCall) error {
+	o := b.data()
+	o.Int("turn", b.turn).Int("step", b.steps).Str("callId", c.id).Str("name", c.name).Str("arguments", c.args)
+	if _, err := b.emit(codec.TypeToolCall, o, c.line, codec.SurfaceOp{}, nil); err != nil {
+		return err
+	}
+	b.stats.ToolCalls++
+	return nil
+}
+
+// toolResult writes a tool/result of the open step, with op on the
+// surface (sources cite a replaced span's seqs).
+func (b *builder) toolResult(r toolResult, op codec.SurfaceOp, sources ...int64) error {
+	o := b.data()
+	o.Grow(len(r.content) + 96)
+	o.Int("turn", b.turn).Int("step", b.steps).Str("callId", r.id).Value("content", r.content).Bool("isError", r.isError)
+	if _, err := b.emit(codec.TypeToolResult, o, r.line, op, sourcesOf(op, sources)); err != nil {
+		return err
+	}
+	b.stats.ToolResults++
+	return nil
+}
+
+// sourcesOf is the sourceEventSeqs of a surface event: those of a
+// replace, nil (absent) for an append.
+func sourcesOf(op codec.SurfaceOp, sources []int64) []int64 {
+	if op.Kind != codec.OpReplace {
+		return nil
+	}
+	return sources
+}
+
+// userMessage writes a user/message (source user), appended.
 func (b *builder) userMessage(line int, content []byte) error {
+	return b.userMessageOp(line, content, codec.SurfaceOp{Kind: codec.OpAppend})
+}
+
+// userMessageOp writes a user/message (source user) with op on the
+// surface (sources cite a replaced span's seqs).
+func (b *builder) userMessageOp(line int, content []byte, op codec.SurfaceOp, sources ...int64) error {
 	var src codec.Object
 	src.Str("kind", "user")
 	o := b.data()
 	o.Grow(len(content) + 80)
 	o.Value("content", content).Value("source", src.Bytes())
-	if _, err := b.emit(codec.TypeUserMessage, o, line, codec.SurfaceOp{Kind: codec.OpAppend}, nil); err != nil {
+	if _, err := b.emit(codec.TypeUserMessage, o, line, op, sourcesOf(op, sources)); err != nil {
 		return err
 	}
 	b.stats.Prompts++
 	return nil
 }
 
+// contextMessage writes a context/message with envelope raw and the
+// source kind given (the role it had: developer, system), appended.
 func (b *builder) contextMessage(line int, content []byte, kind string) error {
+	return b.contextMessageOp(line, content, kind, codec.SurfaceOp{Kind: codec.OpAppend})
+}
+
+func (b *builder) contextMessageOp(line int, content []byte, kind string, op codec.SurfaceOp, sources ...int64) error {
 	var src codec.Object
 	src.Str("kind", kind)
 	o := b.data()
+	o.Grow(len(content) + 80)
 	o.Value("content", content).Value("source", src.Bytes()).Str("envelope", "raw")
-	_, err := b.emit(codec.TypeContextMessage, o, line, codec.SurfaceOp{Kind: codec.OpAppend}, nil)
+	_, err := b.emit(codec.TypeContextMessage, o, line, op, sourcesOf(op, sources))
 	return err
 }
 

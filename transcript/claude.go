@@ -223,28 +223,8 @@ func (m *claudeMapper) user(b *builder, n int, f []value) (int, error) {
 		m.boundaryLine = 0
 		return lineMapped, b.compactEnd(start, n, codec.Array(content...), max(m.preTokens, -1))
 	}
-	var results []toolResult
-	var rest [][]byte
-	switch c.kind() {
-	case codec.KindString:
-		rest = [][]byte{blockOf(codec.BlockText, c)}
-	case codec.KindArray:
-		for _, e := range c.elems() {
-			if e.get("type").text() != "tool_result" {
-				bl, ok := block(e, "text")
-				if !ok {
-					return lineKept, nil
-				}
-				rest = append(rest, bl)
-				continue
-			}
-			r, ok := claudeResult(e, n)
-			if !ok {
-				return lineKept, nil
-			}
-			results = append(results, r)
-		}
-	default:
+	rest, results, ok := claudeUserContent(c, n)
+	if !ok {
 		return lineKept, nil
 	}
 	if err := m.settle(b, n); err != nil {
@@ -277,6 +257,37 @@ func (m *claudeMapper) user(b *builder, n int, f []value) (int, error) {
 	return lineMapped, nil
 }
 
+// claudeUserContent converts the content of an Anthropic Messages user
+// message (a Claude Code user line's message.content, or a request's
+// user message): a string is one text block; in a list, tool_result
+// blocks are tool results and the other blocks the rest, text blocks as
+// text and any other typed block opaque. ok is false when a block is
+// neither.
+func claudeUserContent(c value, n int) (rest [][]byte, results []toolResult, ok bool) {
+	switch c.kind() {
+	case codec.KindString:
+		return [][]byte{blockOf(codec.BlockText, c)}, nil, true
+	case codec.KindArray:
+		for _, e := range c.elems() {
+			if e.get("type").text() != "tool_result" {
+				bl, ok := block(e, "text")
+				if !ok {
+					return nil, nil, false
+				}
+				rest = append(rest, bl)
+				continue
+			}
+			r, ok := claudeResult(e, n)
+			if !ok {
+				return nil, nil, false
+			}
+			results = append(results, r)
+		}
+		return rest, results, true
+	}
+	return nil, nil, false
+}
+
 // claudeResult converts a tool_result block.
 func claudeResult(e value, n int) (toolResult, bool) {
 	id, ok := e.get("tool_use_id").str()
@@ -303,57 +314,10 @@ func claudeResult(e value, n int) (toolResult, bool) {
 
 func (m *claudeMapper) assistant(b *builder, n int, msg value) (int, error) {
 	mf := msg.fields("content", "id", "model", "usage")
-	c := mf[0]
-	var elems []value
-	switch c.kind() {
-	case codec.KindString:
-		elems = nil
-	case codec.KindArray:
-		elems = c.elems()
-	default:
-		return lineKept, nil
-	}
 	// Convert every block first, so that a line is mapped whole or not.
-	var bs, replay [][]byte
-	var calls []toolCall
-	if c.kind() == codec.KindString {
-		bs = append(bs, blockOf(codec.BlockText, c))
-	}
-	for _, e := range elems {
-		ef := e.fields("type", "text", "thinking", "signature", "id", "name", "input")
-		switch ef[0].text() {
-		case "text":
-			if ef[1].kind() != codec.KindString {
-				return lineKept, nil
-			}
-			bs = append(bs, blockOf(codec.BlockText, ef[1]))
-		case "thinking":
-			if ef[2].kind() != codec.KindString {
-				return lineKept, nil
-			}
-			bs = append(bs, blockOf(codec.BlockReasoning, ef[2]))
-			if ef[3].kind() == codec.KindString {
-				replay = append(replay, append([]byte(nil), ef[3]...))
-			}
-		case "tool_use":
-			id, ok1 := ef[4].str()
-			name, ok2 := ef[5].str()
-			in := ef[6]
-			if !ok1 || !ok2 || id == "" || in.kind() == codec.KindInvalid {
-				return lineKept, nil
-			}
-			args := in.json()
-			var o codec.Object
-			o.Str("type", codec.BlockToolCall).Str("id", id).Str("name", name).Str("arguments", args)
-			bs = append(bs, o.Bytes())
-			calls = append(calls, toolCall{id: id, name: name, args: args, line: n, time: b.time})
-		default:
-			bl, ok := block(e)
-			if !ok {
-				return lineKept, nil
-			}
-			bs = append(bs, bl)
-		}
+	bs, replay, calls, ok := claudeAssistantContent(mf[0], n, b.time)
+	if !ok {
+		return lineKept, nil
 	}
 	if err := m.settle(b, n); err != nil {
 		return 0, err
@@ -385,6 +349,61 @@ func (m *claudeMapper) assistant(b *builder, n int, msg value) (int, error) {
 	st.replay = append(st.replay, replay...)
 	st.calls = append(st.calls, calls...)
 	return lineMapped, nil
+}
+
+// claudeAssistantContent converts the content of an Anthropic Messages
+// assistant message (a Claude Code assistant line's message.content, or
+// a request's assistant message): text as text, thinking as reasoning
+// (its signature as replay state), tool_use as a tool-call block and a
+// call at line n and time t (arguments the input's JSON text), any other
+// typed block opaque. ok is false when a block is none of these.
+func claudeAssistantContent(c value, n int, t float64) (bs, replay [][]byte, calls []toolCall, ok bool) {
+	var elems []value
+	switch c.kind() {
+	case codec.KindString:
+		bs = append(bs, blockOf(codec.BlockText, c))
+	case codec.KindArray:
+		elems = c.elems()
+	default:
+		return nil, nil, nil, false
+	}
+	for _, e := range elems {
+		ef := e.fields("type", "text", "thinking", "signature", "id", "name", "input")
+		switch ef[0].text() {
+		case "text":
+			if ef[1].kind() != codec.KindString {
+				return nil, nil, nil, false
+			}
+			bs = append(bs, blockOf(codec.BlockText, ef[1]))
+		case "thinking":
+			if ef[2].kind() != codec.KindString {
+				return nil, nil, nil, false
+			}
+			bs = append(bs, blockOf(codec.BlockReasoning, ef[2]))
+			if ef[3].kind() == codec.KindString {
+				replay = append(replay, append([]byte(nil), ef[3]...))
+			}
+		case "tool_use":
+			id, ok1 := ef[4].str()
+			name, ok2 := ef[5].str()
+			in := ef[6]
+			if !ok1 || !ok2 || id == "" || in.kind() == codec.KindInvalid {
+				return nil, nil, nil, false
+			}
+			args := in.json()
+			var o codec.Object
+			o.Str("type", codec.BlockToolCall).Str("id", id).Str("name", name).Str("arguments", args)
+			bs = append(bs, o.Bytes())
+			calls = append(calls, toolCall{id: id, name: name, args: args, line: n, time: t})
+		default:
+			bl, ok := block(e)
+			if !ok {
+				return nil, nil, nil, false
+			}
+			bs = append(bs, bl)
+		}
+	}
+	return bs, replay, calls, true
 }
 
 // claudeUsage converts an Anthropic usage object (SPEC §13).

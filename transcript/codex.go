@@ -144,73 +144,39 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 	case "response_item/message":
 		return m.message(b, n, p)
 	case "response_item/reasoning":
-		var texts []string
-		for _, s := range p.get("summary").elems() {
-			t, ok := s.get("text").str()
-			if !ok {
-				return lineKept, nil
-			}
-			texts = append(texts, t)
-		}
-		st, err := b.response(n, "")
-		if err != nil {
-			return 0, err
-		}
-		var o codec.Object
-		o.Str("type", codec.BlockReasoning).Str("text", strings.Join(texts, "\n\n"))
-		st.blocks = append(st.blocks, o.Bytes())
-		if enc := p.get("encrypted_content"); enc.kind() == codec.KindString {
-			st.replay = append(st.replay, append([]byte(nil), enc...))
-		}
-		return lineMapped, nil
-	case "response_item/function_call", "response_item/custom_tool_call":
-		f := p.fields("call_id", "name", "arguments", "input")
-		id, ok1 := f[0].str()
-		name, ok2 := f[1].str()
-		args, ok3 := f[2].str()
-		if kind == "response_item/custom_tool_call" {
-			args, ok3 = f[3].str()
-		}
-		if !ok1 || !ok2 || !ok3 || id == "" {
-			return lineKept, nil
-		}
-		st, err := b.response(n, "")
-		if err != nil {
-			return 0, err
-		}
-		for _, c := range st.calls {
-			if c.id == id {
-				return lineKept, nil
-			}
-		}
-		var o codec.Object
-		o.Str("type", codec.BlockToolCall).Str("id", id).Str("name", name).Str("arguments", args)
-		st.blocks = append(st.blocks, o.Bytes())
-		st.calls = append(st.calls, toolCall{id: id, name: name, args: args, line: n, time: b.time})
-		return lineMapped, nil
-	case "response_item/function_call_output", "response_item/custom_tool_call_output":
-		f := p.fields("call_id", "output")
-		id, ok := f[0].str()
+		bl, replay, ok := codexReasoning(p)
 		if !ok {
 			return lineKept, nil
 		}
-		out := f[1]
-		var content []byte
-		switch out.kind() {
-		case codec.KindString:
-			content = textArray(out)
-		case codec.KindArray:
-			var bs [][]byte
-			bs, ok = contentOf(out, "input_text", "output_text")
-			content = codec.Array(bs...)
-		case codec.KindObject:
-			var bl []byte
-			bl, ok = block(out, "input_text", "output_text")
-			content = codec.Array(bl)
-		default:
-			ok = false
+		st, err := b.response(n, "")
+		if err != nil {
+			return 0, err
 		}
-		if !ok || !b.answer(toolResult{id: id, content: content, line: n}) {
+		st.blocks = append(st.blocks, bl)
+		if replay != nil {
+			st.replay = append(st.replay, replay)
+		}
+		return lineMapped, nil
+	case "response_item/function_call", "response_item/custom_tool_call":
+		c, bl, ok := codexCall(p, kind == "response_item/custom_tool_call", n, b.time)
+		if !ok {
+			return lineKept, nil
+		}
+		st, err := b.response(n, "")
+		if err != nil {
+			return 0, err
+		}
+		for _, x := range st.calls {
+			if x.id == c.id {
+				return lineKept, nil
+			}
+		}
+		st.blocks = append(st.blocks, bl)
+		st.calls = append(st.calls, c)
+		return lineMapped, nil
+	case "response_item/function_call_output", "response_item/custom_tool_call_output":
+		r, ok := codexOutput(p, n)
+		if !ok || !b.answer(r) {
 			return lineKept, nil
 		}
 		return lineMapped, nil
@@ -226,6 +192,74 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 		return lineMapped, b.compactEnd(start, n, codec.Array(textBlock(msg)), -1)
 	}
 	return lineKept, nil
+}
+
+// codexReasoning converts a reasoning item (a rollout's response_item,
+// or a Responses API input item): its summary texts joined by a blank
+// line as one reasoning block, its encrypted_content (nil: none) as
+// replay state.
+func codexReasoning(p value) (bl, replay []byte, ok bool) {
+	var texts []string
+	for _, s := range p.get("summary").elems() {
+		t, ok := s.get("text").str()
+		if !ok {
+			return nil, nil, false
+		}
+		texts = append(texts, t)
+	}
+	var o codec.Object
+	o.Str("type", codec.BlockReasoning).Str("text", strings.Join(texts, "\n\n"))
+	if enc := p.get("encrypted_content"); enc.kind() == codec.KindString {
+		replay = append([]byte(nil), enc...)
+	}
+	return o.Bytes(), replay, true
+}
+
+// codexCall converts a function_call item, or with custom a
+// custom_tool_call (whose arguments are its input text), into a call at
+// line n and time t and its tool-call block.
+func codexCall(p value, custom bool, n int, t float64) (toolCall, []byte, bool) {
+	f := p.fields("call_id", "name", "arguments", "input")
+	id, ok1 := f[0].str()
+	name, ok2 := f[1].str()
+	args, ok3 := f[2].str()
+	if custom {
+		args, ok3 = f[3].str()
+	}
+	if !ok1 || !ok2 || !ok3 || id == "" {
+		return toolCall{}, nil, false
+	}
+	var o codec.Object
+	o.Str("type", codec.BlockToolCall).Str("id", id).Str("name", name).Str("arguments", args)
+	return toolCall{id: id, name: name, args: args, line: n, time: t}, o.Bytes(), true
+}
+
+// codexOutput converts a function_call_output or custom_tool_call_output
+// item into a tool result: an output string is one text block, a list of
+// input_text/output_text parts text blocks (other typed parts opaque).
+func codexOutput(p value, n int) (toolResult, bool) {
+	f := p.fields("call_id", "output")
+	id, ok := f[0].str()
+	if !ok {
+		return toolResult{}, false
+	}
+	out := f[1]
+	var content []byte
+	switch out.kind() {
+	case codec.KindString:
+		content = textArray(out)
+	case codec.KindArray:
+		var bs [][]byte
+		bs, ok = contentOf(out, "input_text", "output_text")
+		content = codec.Array(bs...)
+	case codec.KindObject:
+		var bl []byte
+		bl, ok = block(out, "input_text", "output_text")
+		content = codec.Array(bl)
+	default:
+		ok = false
+	}
+	return toolResult{id: id, content: content, line: n}, ok
 }
 
 // message maps a response_item message by its role.

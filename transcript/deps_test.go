@@ -13,6 +13,7 @@ func TestDeps(t *testing.T) {
 	allowed := map[string]string{
 		"github.com/cockroachdb/errors":          "error classes (SPEC §11)",
 		"github.com/sessionlog/sessionlog/codec": "the event model and its JSON reader",
+		"github.com/sessionlog/sessionlog/wire":  "floor 3: the chunks of a recorded answer (SPEC §15.3)",
 	}
 	banned := map[string]string{
 		"testing":          "test-only code in production",

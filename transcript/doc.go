@@ -31,9 +31,61 @@
 // are not decoded (their Data is nil): Store.Import decodes what it
 // stores; decode with codec.DecodeEvent where a view is needed.
 //
+// # The recording gateway's mapping
+//
+// The same item conversions map the exchanges the recording gateway
+// records (SPEC §15.2–§15.3): request bodies of the Anthropic Messages
+// API (APIAnthropic), Chat Completions (APIChat) and the Responses API
+// (APIResponses), and their answers. It is pure (no HTTP, no store), so
+// verify re-runs it over the recorded bytes.
+//
+//   - Root(api, body) is the lane key: a digest of the conversation's
+//     first user message in normal form (cache markers dropped, a list
+//     of one text block equal to its text).
+//   - A Lane is one conversation's state (one session). MapRequest(body,
+//     origin, next, time) returns the events a request adds, the first
+//     at seq next, each with "origin":{"format":"gateway","seq":origin}:
+//     turn/start for a new prompt (closing the open step and turn),
+//     user/message, context/message (system and developer messages in
+//     the conversation, envelope raw), tool/result for the open step's
+//     calls, step/end, step/start, then a request/header snapshot when
+//     system, tools or config differ from the header in force. A
+//     conversation that does not extend the previous one replaces the
+//     changed span of the surface, so every step rebuilds to its body's
+//     conversation. The Break says what changed for the cache audit.
+//   - NewAnswer(api, status, streamed) reads an answer's bytes as they
+//     arrive (Feed, End): a stream through wire's translator, a whole
+//     body through wire's JSON translations, an error status through
+//     HTTPError; Cut says it was cut. (Add and Fail take chunks and
+//     errors directly.) MapAnswer returns assistant/message and
+//     tool/call events, leaving the step open for the results when the
+//     answer called tools, else step/end and turn/end; a failed or cut
+//     answer ends the step and turn (SPEC §7.1); an answer to a request
+//     that is no longer the lane's open one is ErrStale. Close ends a
+//     turn whose answer a crash lost; LaneFrom rebuilds a Lane from the
+//     session's events after a restart.
+//
+// Normal form: text blocks hold their text alone; cache_control is
+// dropped from opaque blocks and tools; an assistant message compares by
+// its texts joined and its tool calls (id, name, arguments in canonical
+// JSON), so reasoning a client drops or keeps and arguments it
+// re-serializes are no edit; consecutive assistant messages are one. The
+// header: Anthropic's system blocks joined by a blank line, Responses'
+// instructions, or Chat Completions' leading system (or developer)
+// message of text; tools as {name, description, parameters, …their other
+// keys}, from the top-level list and Codex's additional_tools items;
+// config {provider, model, temperature?, maxTokens?, stop?, wire (the
+// API), thinking?, reasoningEffort?, source:"gateway", params: the API's
+// sampling, reasoning and output fields verbatim}.
+//
 // # Caveats
 //
 // Neither format records every tool definition or (Claude Code) the
 // system prompt: the header snapshots leave them absent, so a rebuilt
 // request shows what is known and no more.
+//
+// The gateway's mapping writes assistant content that no answer gave (a
+// client's edit of an earlier answer, a prefill) as an assistant/message
+// outside a step, which verify reports as a structure warning; reasoning
+// alone (no text, no call) in a request is not written.
 package transcript

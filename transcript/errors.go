@@ -10,6 +10,10 @@ var (
 	// third format under --format auto, or a file whose lines do not read
 	// as the format named. It is also marked codec.ErrInvalid.
 	ErrFormat = errors.New("transcript: unknown format")
+
+	// ErrStale marks an answer Lane.MapAnswer does not map: its request is
+	// not the lane's open one. It is also marked codec.ErrInvalid.
+	ErrStale = errors.Mark(errors.New("transcript: no request of the lane waits for this answer"), codec.ErrInvalid)
 )
 
 // invalidf returns an error marked codec.ErrInvalid, created one frame up.

@@ -208,3 +208,54 @@ func (v value) fields(keys ...string) (out [maxFields]value) {
 	}
 	return out
 }
+
+// each calls fn with every member of an object in stored order, the key
+// and the value in storage form; false when v is no whole object.
+func (v value) each(fn func(key string, val value)) bool {
+	r := codec.NewReader(v)
+	t, err := r.Next()
+	if err != nil || t.Kind != codec.KindObject {
+		return false
+	}
+	for i := 0; i < t.N; i++ {
+		k, ok, err := r.Key()
+		if err != nil || !ok {
+			return false
+		}
+		m, err := r.Value(maxDepth)
+		if err != nil {
+			return false
+		}
+		fn(string(k), value(m))
+	}
+	return true
+}
+
+// without returns an object without the members named (in storage form,
+// the others in their order); v itself when it has none of them or is no
+// object.
+func (v value) without(keys ...string) value {
+	type member struct {
+		k string
+		v value
+	}
+	var kept []member
+	drop := false
+	if !v.each(func(k string, m value) {
+		for _, x := range keys {
+			if k == x {
+				drop = true
+				return
+			}
+		}
+		kept = append(kept, member{k, m})
+	}) || !drop {
+		return v
+	}
+	var o codec.Object
+	o.Grow(len(v))
+	for _, m := range kept {
+		o.Value(m.k, m.v)
+	}
+	return o.Bytes()
+}

@@ -39,6 +39,10 @@
 // block-end, usage, finish; SPEC §2.5). End is called when the body ends.
 // A translator holds only the current incomplete SSE line and each open
 // block's text (block-end carries the finished block), never the stream.
+// Renderer.TranslateJSON translates an answer that was not streamed (one
+// JSON object) into the chunks its stream would have given, by reading
+// it as the events a server streams for it (the recording gateway maps
+// such answers too, SPEC §15.3).
 // Failures are *Error values with the codes of SPEC §12: STREAM_CLOSED,
 // MALFORMED_RESPONSE, EMPTY_RESPONSE, an anthropic-messages error event's
 // type (an openai-chat error object is not a failure: it ends the stream

@@ -49,6 +49,24 @@ type Usage struct {
 	CacheReadTokens, CacheWriteTokens, ReasoningTokens int64
 }
 
+// AppendStorage appends u's storage form (SPEC §2.5 usage) to dst:
+// inputTokens and outputTokens, then each optional bucket only when it is
+// non-zero. The loop and the gateway's mapping write usage with it.
+func (u Usage) AppendStorage(dst []byte) []byte {
+	var o codec.Object
+	o.Int("inputTokens", u.InputTokens).Int("outputTokens", u.OutputTokens)
+	if u.CacheReadTokens != 0 {
+		o.Int("cacheReadTokens", u.CacheReadTokens)
+	}
+	if u.CacheWriteTokens != 0 {
+		o.Int("cacheWriteTokens", u.CacheWriteTokens)
+	}
+	if u.ReasoningTokens != 0 {
+		o.Int("reasoningTokens", u.ReasoningTokens)
+	}
+	return o.AppendTo(dst)
+}
+
 // Error is a failure with a code of SPEC §12 (AUTH, RATE_LIMIT, SERVER,
 // HTTP_N, INVALID_REQUEST, CONTEXT_WINDOW_EXCEEDED, OVERLOADED,
 // EMPTY_RESPONSE, STREAM_CLOSED, MALFORMED_RESPONSE, WIRE_MISMATCH, or an
