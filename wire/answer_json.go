@@ -54,13 +54,9 @@ func (r *Renderer) TranslateJSON(dst []Chunk, body []byte) ([]Chunk, error) {
 		event("message_start", append(start, "}}"...))
 		elems(members["content"], func(i int, b []byte) {
 			at := strconv.Itoa(i)
+			// A block's start carries it whole: a tool_use's input is its
+			// first (here only) arguments fragment (SPEC §12.3).
 			event("content_block_start", append(append([]byte(`{"type":"content_block_start","index":`+at+`,"content_block":`), asJSON(b)...), '}'))
-			pairs(b, func(k, v []byte) {
-				if string(k) == "input" {
-					args := codec.AppendJSONString(nil, asJSON(v))
-					event("content_block_delta", append(append([]byte(`{"type":"content_block_delta","index":`+at+`,"delta":{"type":"input_json_delta","partial_json":`), args...), "}}"...))
-				}
-			})
 			event("content_block_stop", []byte(`{"type":"content_block_stop","index":`+at+`}`))
 		})
 		delta := []byte(`{"type":"message_delta","delta":{`)
