@@ -56,7 +56,8 @@ GET /api/sessions/{id}/steps/{T.S}
     {"turn","step","stepStartSeq","digest","recorded":[…],"headerSeq","same","bodies":[{"wire","body"|"error"}],
     "request"}: request is the exact canonical request (null when none), same counts its leading messages shared
     with the previous request, and each body is a wire renderer's exact body as a JSON string (SPEC §12); a body
-    over 64 KiB is {"wire","bytes","url"} instead, url downloading it. GET /s/{id}/step/{T.S}/request.json
+    over 64 KiB is {"wire","bytes","url"} instead, url downloading it (of a request over 8 MiB, {"wire","url"}:
+    the bodies are rendered only when downloaded). GET /s/{id}/step/{T.S}/request.json
     downloads the request bytes alone, …/message/{i} one message of it.
 GET /api/sessions/{id}/cache?from=I&limit=N
     {"rows":[ROW…],"total":TOTAL}: ROW and TOTAL are the lines of logtool cache --json, for steps I..I+N-1
@@ -328,8 +329,10 @@ func (s *Server) apiStep(w http.ResponseWriter, r *http.Request) error {
 			j.raw(`,"error":`)
 			j.str(b.Err)
 		case b.Big:
-			j.raw(`,"bytes":`)
-			j.int(int64(b.Bytes))
+			if b.Bytes > 0 { // 0: not rendered, the request is over MaxRendered
+				j.raw(`,"bytes":`)
+				j.int(int64(b.Bytes))
+			}
 			j.raw(`,"url":`)
 			j.str(stepURL(v.ID, v.Info.Ref) + "/wire/" + url.PathEscape(b.Name))
 		default:

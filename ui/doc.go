@@ -47,8 +47,10 @@
 // is a 400), an API events page about a MiB. A page shows a text over
 // BigItem (an event, a message, a system prompt, a tool, a wire body) by
 // its first HeadBytes and links its raw bytes; an event's are streamed
-// from its stored image. HTTPServer gives the http.Server timeouts
-// logtool serve uses.
+// from its stored image; the wire bodies of a request over MaxRendered
+// are rendered only when downloaded. HTTPServer gives the http.Server
+// timeouts logtool serve uses, and MemoryLimit the soft memory limit it
+// runs under.
 //
 // Long sessions stay fast: nothing loads a whole session. A session's
 // overview (its steps with their digests, its header events and

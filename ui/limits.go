@@ -102,7 +102,7 @@ func (s *Server) gate(h handler) handler {
 			select {
 			case s.heavy <- struct{}{}:
 			case <-t.C:
-				w.Header().Set("Retry-After", strconv.Itoa(max(1, int((s.opts.HeavyWait+time.Second-1)/time.Second))))
+				w.Header().Set("Retry-After", "1")
 				return errors.Mark(errors.Newf("ui: %d requests are being served: try again shortly", errors.Safe(s.opts.MaxHeavy)), ErrBusy)
 			case <-r.Context().Done():
 				return r.Context().Err()

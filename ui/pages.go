@@ -437,6 +437,10 @@ func (s *Server) step(r *http.Request) (*stepView, error) {
 		v.Recorded = append(v.Recorded, recordedView{Seq: rec.Seq, SHA256: rec.SHA256, Match: rec.SHA256 == digest, Inherited: rec.Seq < v.Inherited})
 	}
 	for _, rd := range s.opts.Renderers {
+		if len(v.Step.Request) > MaxRendered {
+			v.Bodies = append(v.Bodies, bodyView{Name: rd.Name, textView: textView{Big: true}, Named: v.Step.Header.Config.HasWire && v.Step.Header.Config.Wire == rd.Name})
+			continue
+		}
 		b, err := rd.Body(v.Step)
 		bv := bodyView{Name: rd.Name, textView: textOf(b), Named: v.Step.Header.Config.HasWire && v.Step.Header.Config.Wire == rd.Name}
 		if err != nil {

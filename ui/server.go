@@ -59,10 +59,11 @@ type Options struct {
 	// nothing. Empty means LoopbackHosts.
 	Hosts []string
 	// MaxHeavy is the number of requests that fold or scan the log served
-	// at once (default 2); one past it waits up to HeavyWait for a turn,
-	// then is answered 429 with Retry-After.
+	// at once (default 1: a step of a session with a 50 MB event holds a
+	// few times that while it is built); one past it waits up to
+	// HeavyWait for a turn, then is answered 429 with Retry-After.
 	MaxHeavy int
-	// HeavyWait is how long a request waits for a turn (default 2s).
+	// HeavyWait is how long a request waits for a turn (default 10s).
 	HeavyWait time.Duration
 }
 
@@ -82,9 +83,18 @@ const (
 	BigItem = 64 << 10
 	// HeadBytes is how much of a big item a page shows.
 	HeadBytes = 1 << 10
+	// MaxRendered is the largest request whose wire bodies the step page
+	// and its API render: rendering one costs a few times the request, so
+	// past it they are only linked, and rendered when downloaded.
+	MaxRendered = 8 << 20
 	// WriteTimeout bounds a request from its headers to the last byte of
 	// its answer, a raw download included; heavy work stops at it too.
 	WriteTimeout = 2 * time.Minute
+	// MemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
+	// a process serving the UI is meant to run under, as logtool serve
+	// does: the garbage of a big step's folds is collected before the
+	// heap doubles. A library sets nothing global: the command sets it.
+	MemoryLimit = 384 << 20
 )
 
 // Server serves the audit UI and its JSON API over a store. It only
@@ -127,10 +137,10 @@ func New(st eventlog.Store, opts *Options) (*Server, error) {
 	}
 	s.opts.CachePage = min(s.opts.CachePage, MaxCacheSteps)
 	if s.opts.MaxHeavy <= 0 {
-		s.opts.MaxHeavy = 2
+		s.opts.MaxHeavy = 1
 	}
 	if s.opts.HeavyWait <= 0 {
-		s.opts.HeavyWait = 2 * time.Second
+		s.opts.HeavyWait = 10 * time.Second
 	}
 	s.heavy = make(chan struct{}, s.opts.MaxHeavy)
 	if len(s.opts.Hosts) == 0 {

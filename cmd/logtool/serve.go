@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
+	"runtime/debug"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -41,12 +43,15 @@ Request, so that a web page whose name was rebound to this machine (DNS
 rebinding) reads nothing. With --allow-remote on every interface (":8080",
 "0.0.0.0:8080") give --host for each name or address clients use.
 
-A request that reads a session's log waits its turn: two run at once,
-one more waits 2 s and then gets 429 with Retry-After. Pages list at most
-1000 events, 500 cache rows (the API: 10000 steps); a text over 64 KiB
-shows its first KiB with a link to its raw bytes. Connections get 10 s
-to send their headers, 30 s for the request, 2 minutes for the whole
-answer (a download included), and are closed after 60 s idle.
+Requests that read a session's log are served one at a time; another
+waits up to 10 s, then gets 429 with Retry-After. Pages list at most 1000
+events or 500 cache rows (the API: 10000 steps); a from past the end or
+a limit out of range is a 400. A text over 64 KiB shows its first KiB
+with a link to its raw bytes; the wire bodies of a request over 8 MiB
+are rendered only when downloaded. Connections get 10 s to send their
+headers, 30 s for the request, 2 minutes for the whole answer (a
+download included), and are closed after 60 s idle. The process runs
+under a soft memory limit of 384 MiB (GOMEMLIMIT overrides it).
 
 It prints the URL it serves on stdout, logs one line per request on
 stderr (never a path or anything from the log), and runs until
@@ -105,6 +110,7 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	setMemoryLimit()
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return errors.Wrapf(err, "listen on %s", errors.Safe(opts.addr))
@@ -121,4 +127,13 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return errors.Wrap(hs.Shutdown(shut), "serve: shut down")
+}
+
+// setMemoryLimit runs the process under ui.MemoryLimit, unless GOMEMLIMIT
+// set a limit already: a big step's garbage is then collected before the
+// heap doubles.
+func setMemoryLimit() {
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		debug.SetMemoryLimit(ui.MemoryLimit)
+	}
 }
