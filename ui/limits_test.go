@@ -181,6 +181,7 @@ func TestHugeParameters(t *testing.T) {
 		fmt.Sprintf("/api/sessions/plain/events?from=%d&limit=1000", s.Events):   `{"events":[],"next":null}`,
 		fmt.Sprintf("/api/sessions/plain/events?from=%d&limit=1000", s.Events-1): `"next":null}`,
 		fmt.Sprintf("/api/sessions/plain/steps?from=%d&limit=10000", s.Steps):    `{"steps":[],"total":`,
+		fmt.Sprintf("/api/sessions/plain/cache?from=%d&limit=500", s.Steps):      `{"rows":[],"total":{"requests":0`,
 		fmt.Sprintf("/s/plain?from=%d", s.Events):                                fmt.Sprintf("events %d–%d of %d", s.Events, s.Events-1, s.Events),
 	} {
 		res, body := fetch(t, ts.URL, target, "")

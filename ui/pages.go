@@ -561,6 +561,10 @@ func (s *Server) cacheReport(r *http.Request) (*cacheView, error) {
 		return nil, err
 	}
 	v := &cacheView{ID: h.Header.ID, From: int(from), Page: int(limit), Steps: len(o.Steps)}
+	if from == int64(len(o.Steps)) { // past the last step: nothing to fold for
+		v.Chart = newChart(nil)
+		return v, nil
+	}
 	v.Total, err = audit.Cache(r.Context(), s.st, h, audit.Window{From: int(from), Limit: int(limit)}, func(row audit.CacheRow) error {
 		v.Rows = append(v.Rows, row)
 		return nil
