@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -278,6 +279,10 @@ func (p *parser) str() error {
 	}
 	end := p.pos - 1 // the closing quote
 	p.out = AppendStringHeader(p.out, n)
+	// Grown once: appended piece by piece between escapes, a long string
+	// would grow the output a quarter at a time, leaving garbage several
+	// times its size.
+	p.out = slices.Grow(p.out, n)
 	if n == end-start { // no escapes: every escape is longer than what it stands for
 		p.out = append(p.out, p.in[start:end]...)
 		return nil

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -143,6 +144,10 @@ const hexDigits = "0123456789abcdef"
 // '>', '&', U+2028 and U+2029 are written as they are. s is UTF-8, or WTF-8
 // where it holds lone surrogates (written as \udxxx).
 func AppendJSONString(dst []byte, s []byte) []byte {
+	// Grown once for the usual case (few escapes): appended piece by
+	// piece, a long string would grow dst a quarter at a time, leaving
+	// garbage several times its size.
+	dst = slices.Grow(dst, len(s)+2)
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {

@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"encoding/hex"
 	"net/http"
+	"net/url"
+
+	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
@@ -31,7 +34,9 @@ func (j *jsonWriter) end() error    { j.WriteString("\n"); return j.Flush() }
 
 // apiDoc documents the API; GET /api/ serves it.
 const apiDoc = `sessionlog audit API: read-only JSON, one object per answer (UTF-8, JSON.stringify text rules).
-Errors are {"error":MESSAGE} with status 400 (bad parameter), 404 (no such session or step) or 500.
+Errors are {"error":MESSAGE} with status 400 (bad parameter), 404 (no such session or step), 429 (busy: retry
+after Retry-After seconds) or 500. A session id is one path segment, escaped; an id that is . or .. or starts
+with ~ is written with a ~ before it. from past the end, or a limit out of its range, is a 400.
 
 GET /api/sessions?q=TEXT&sort=KEY
     [{"id","events","turns","lastActivity","parent"?,"seedLength"?,"forks"}], filtered by q (a substring
@@ -40,19 +45,23 @@ GET /api/sessions/{id}
     {"id","createdAt","events","turns","lastActivity","parent"?,"seedLength"?,"forks":[ID],"steps":N,
      "headers":[{"seq","type","reason"}],"compactions":[{"seq","type","start","end"}]}
 GET /api/sessions/{id}/events?from=SEQ&limit=N
-    {"events":[EVENT…],"next":SEQ|null}: canonical event JSON, as logtool export writes it; limit defaults to
-    the UI's page (200), next is where the following page starts.
+    {"events":[EVENT…],"next":SEQ|null}: canonical event JSON, as logtool export writes it; limit is 1 to 1000,
+    by default the UI's page (200); next is where the following page starts. A page ends early once it holds
+    about a MiB; an event over that is alone on its page. GET /s/{id}/event/{seq} downloads one event.
 GET /api/sessions/{id}/steps?from=I&limit=N
     {"steps":[{"turn","step","stepStartSeq","digest","recorded":[{"seq","sha256","match"}]}],"total":N}:
-    the steps in log order from index I; digest null when the step has no request.
+    the steps in log order from index I (limit 1 to 10000, default 1000); digest null when the step has no
+    request.
 GET /api/sessions/{id}/steps/{T.S}
     {"turn","step","stepStartSeq","digest","recorded":[…],"headerSeq","same","bodies":[{"wire","body"|"error"}],
     "request"}: request is the exact canonical request (null when none), same counts its leading messages shared
-    with the previous request, and each body is a wire renderer's exact body as a JSON string (SPEC §12).
-    GET /s/{id}/step/{T.S}/request.json downloads the request bytes alone.
+    with the previous request, and each body is a wire renderer's exact body as a JSON string (SPEC §12); a body
+    over 64 KiB is {"wire","bytes","url"} instead, url downloading it (of a request over 8 MiB, {"wire","url"}:
+    the bodies are rendered only when downloaded). GET /s/{id}/step/{T.S}/request.json
+    downloads the request bytes alone, …/message/{i} one message of it.
 GET /api/sessions/{id}/cache?from=I&limit=N
     {"rows":[ROW…],"total":TOTAL}: ROW and TOTAL are the lines of logtool cache --json, for steps I..I+N-1
-    (default limit 100) and their totals.
+    (limit 1 to 500, default 100) and their totals.
 GET /api/sessions/{id}/diff?a=T.S&b=T.S
     the object logtool diff --json prints.
 GET /api/sessions/{id}/verify?strict=1
@@ -169,30 +178,45 @@ func (s *Server) apiSession(w http.ResponseWriter, r *http.Request) error {
 	return j.end()
 }
 
+// pageBytes bounds the events one API events page holds in memory: a
+// page ends early, with next, after the event that reaches it; an event
+// alone over it is its page's only event, streamed from its image.
+const pageBytes = 1 << 20
+
 func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) error {
 	h, err := s.head(r)
 	if err != nil {
 		return err
 	}
-	from, err := intParam(r, "from", 0)
+	from, limit, err := window(r, h.Next, int64(s.opts.EventsPage), MaxEvents)
 	if err != nil {
 		return err
 	}
-	limit, err := intParam(r, "limit", int64(s.opts.EventsPage))
-	if err != nil {
-		return err
-	}
-	limit = min(max(limit, 1), 10000)
-	to := min(from+limit, h.Next) - 1
+	to := from + min(limit, h.Next-from) - 1
 	// Read the page before answering, so that a damaged record is an
-	// error status, not a torn answer; a page is bounded by limit.
+	// error status, not a torn answer; a page holds at most limit
+	// events and about pageBytes of them.
 	var evs [][]byte
+	var big []byte // the image of a lone event over pageBytes
+	size, next := 0, to+1
 	err = audit.Scan(r.Context(), s.st, h.Header.ID, from, to, func(ev *codec.Event) error {
+		if len(ev.Raw) > pageBytes && len(evs) == 0 {
+			if err := streamJSON(nopWriter{}, ev.Raw); err != nil {
+				return err
+			}
+			big, next = ev.Raw, ev.Seq+1
+			return audit.ErrStop
+		}
+		if size > 0 && size+len(ev.Raw) > pageBytes {
+			next = ev.Seq
+			return audit.ErrStop
+		}
 		b, err := ev.AppendJSON(nil)
 		evs = append(evs, b)
+		size += len(b)
 		return err
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, audit.ErrStop) {
 		return err
 	}
 	j := newJSON(w)
@@ -203,9 +227,12 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) error {
 		}
 		j.Write(b)
 	}
+	if big != nil {
+		streamJSON(j, big) // checked above
+	}
 	j.raw(`],"next":`)
-	if to+1 < h.Next {
-		j.int(to + 1)
+	if next < h.Next {
+		j.int(next)
 	} else {
 		j.raw("null")
 	}
@@ -256,21 +283,17 @@ func (s *Server) apiSteps(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	from, err := intParam(r, "from", 0)
-	if err != nil {
-		return err
-	}
-	limit, err := intParam(r, "limit", 1000)
-	if err != nil {
-		return err
-	}
 	o, err := s.overview(r.Context(), h)
+	if err != nil {
+		return err
+	}
+	from, limit, err := window(r, int64(len(o.Steps)), 1000, MaxSteps)
 	if err != nil {
 		return err
 	}
 	j := newJSON(w)
 	j.raw(`{"steps":[`)
-	for i := from; i < int64(len(o.Steps)) && i < from+limit; i++ {
+	for i := from; i < from+min(limit, int64(len(o.Steps))-from); i++ {
 		if i > from {
 			j.raw(",")
 		}
@@ -301,12 +324,20 @@ func (s *Server) apiStep(w http.ResponseWriter, r *http.Request) error {
 		}
 		j.raw(`{"wire":`)
 		j.str(b.Name)
-		if b.Err != "" {
+		switch {
+		case b.Err != "":
 			j.raw(`,"error":`)
 			j.str(b.Err)
-		} else {
+		case b.Big:
+			if b.Bytes > 0 { // 0: not rendered, the request is over MaxRendered
+				j.raw(`,"bytes":`)
+				j.int(int64(b.Bytes))
+			}
+			j.raw(`,"url":`)
+			j.str(stepURL(v.ID, v.Info.Ref) + "/wire/" + url.PathEscape(b.Name))
+		default:
 			j.raw(`,"body":`)
-			j.str(b.Body)
+			j.str(b.Head)
 		}
 		j.raw("}")
 	}

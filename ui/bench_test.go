@@ -78,7 +78,7 @@ func BenchmarkPages100k(b *testing.B) {
 		b.Run(p.name, func(b *testing.B) {
 			for b.Loop() {
 				rec := httptest.NewRecorder()
-				srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, p.target, nil))
+				srv.ServeHTTP(rec, localRequest(http.MethodGet, p.target, nil))
 				if rec.Code != 200 {
 					b.Fatalf("GET %s = %d: %s", p.target, rec.Code, rec.Body)
 				}
@@ -97,7 +97,7 @@ func BenchmarkPages100k(b *testing.B) {
 		for b.Loop() {
 			cold, _ := ui.New(st, nil)
 			rec := httptest.NewRecorder()
-			cold.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, id, nil))
+			cold.ServeHTTP(rec, localRequest(http.MethodGet, id, nil))
 			if rec.Code != 200 {
 				b.Fatal(rec.Code)
 			}

@@ -3,6 +3,7 @@ package ui_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/sessionlog/sessionlog/ui"
 )
 
 var screenshot = flag.String("ui.screenshot", "", "write the browser test's screenshot of the cache chart to `PATH` (PNG when it ends in .png, else JPEG; default: the test's temp dir)")
@@ -149,6 +151,25 @@ func TestBrowser(t *testing.T) {
 		}
 		if p == "/step/1.2" && (!strings.Contains(body, hostileTool) || !strings.Contains(body, `<script>alert(5)</script>`)) {
 			t.Errorf("%s: the hostile tool name or prompt is not shown as text:\n%s", p, body)
+		}
+	}
+	// Sessions named . and .. (issue 19, item 11): the browser follows
+	// their links to their own pages, not to the session list.
+	one := []byte(`{"turns":[{"prompt":"hello","replies":[[{"type":"text","text":"hi"}]]}]}`)
+	dots, err := ui.New(storeOf(t, map[string][]byte{".": one, "..": one}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts2 := httptest.NewServer(dots)
+	defer ts2.Close()
+	for _, id := range []string{".", ".."} {
+		var h1, loc string
+		do(chromedp.Navigate(ts2.URL+"/"), visible("#sessions"))
+		do(click(fmt.Sprintf(`a.session[href="%s"]`, "/s/~"+id)), visible("h1"))
+		h1 = must(text("h1"))
+		loc = must(chromedp.Run(bctx, chromedp.Location()))
+		if h1 != "Session "+id || !strings.HasSuffix(loc, "/s/~"+id) {
+			t.Errorf("the link to session %q led to %s, %q", id, loc, h1)
 		}
 	}
 	mu.Lock()

@@ -15,6 +15,9 @@
 //	                               previous step open and highlighted), the body each wire
 //	                               renderer sends
 //	/s/{id}/step/{T.S}/request.json  the request's exact bytes, as a download
+//	/s/{id}/step/{T.S}/message/{i}   message i of the request, exact, as a download
+//	/s/{id}/step/{T.S}/wire/{name}   the body a wire renderer sends, as a download
+//	/s/{id}/event/{seq}            an event's canonical JSON line, streamed
 //	/s/{id}/cache?from=I           the cache chart (an SVG drawn here) and table, 100 steps a page
 //	/s/{id}/diff?a=T.S&b=T.S       two steps: the header fields that changed, the first diverging
 //	                               message side by side
@@ -28,6 +31,26 @@
 // given, with the route's pattern but never the path, a query or
 // anything read from the log. CheckAddr refuses an address that is not
 // loopback unless the caller allows remote access.
+//
+// The server answers only the Host names of Options.Hosts (by default
+// LoopbackHosts: localhost, 127.0.0.1, [::1], with any port); any other
+// Host gets 421, so a page whose name was rebound to this machine (DNS
+// rebinding) reads nothing. A session id is one path segment; an id that
+// is . or .. (which a browser would resolve away) or starts with ~ is
+// written with a ~ before it.
+//
+// Every request is bounded. The routes that read a session's log run at
+// most Options.MaxHeavy at once; one more waits Options.HeavyWait, then
+// gets 429 with Retry-After, and each stops at WriteTimeout. A page or
+// API answer lists at most MaxEvents events, MaxSteps steps or
+// MaxCacheSteps cache rows (from past the end, or a limit out of range,
+// is a 400), an API events page about a MiB. A page shows a text over
+// BigItem (an event, a message, a system prompt, a tool, a wire body) by
+// its first HeadBytes and links its raw bytes; an event's are streamed
+// from its stored image; the wire bodies of a request over MaxRendered
+// are rendered only when downloaded. HTTPServer gives the http.Server
+// timeouts logtool serve uses, and MemoryLimit the soft memory limit it
+// runs under.
 //
 // Long sessions stay fast: nothing loads a whole session. A session's
 // overview (its steps with their digests, its header events and

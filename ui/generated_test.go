@@ -74,7 +74,7 @@ func TestGeneratedSession(t *testing.T) {
 	}
 	for _, tt := range tests {
 		rec := httptest.NewRecorder()
-		srv.ServeHTTP(rec, httptest.NewRequest("GET", tt.target, nil))
+		srv.ServeHTTP(rec, localRequest("GET", tt.target, nil))
 		if rec.Code != tt.status || !strings.Contains(rec.Body.String(), tt.want) {
 			t.Errorf("GET %s = %d, want %d with %q:\n%.2000s", tt.target, rec.Code, tt.status, tt.want, rec.Body.String())
 		}

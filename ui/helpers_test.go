@@ -122,7 +122,7 @@ func newFixture(t testing.TB) *fixture {
 func (f *fixture) get(t testing.TB, target string) (*http.Response, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	f.srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	f.srv.ServeHTTP(rec, localRequest(http.MethodGet, target, nil))
 	res := rec.Result()
 	b, _ := io.ReadAll(res.Body)
 	return res, string(b)
@@ -131,4 +131,13 @@ func (f *fixture) get(t testing.TB, target string) (*http.Response, string) {
 func sha256Hex(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
+}
+
+// localRequest is an incoming request for target as a browser on this
+// machine sends it: with the Host of a loopback server (httptest's
+// default, example.com, is answered 421).
+func localRequest(method, target string, body io.Reader) *http.Request {
+	r := httptest.NewRequest(method, target, body)
+	r.Host = "127.0.0.1:8080"
+	return r
 }

@@ -2,15 +2,17 @@ package ui
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"encoding/hex"
 	"html/template"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/audit"
@@ -24,8 +26,9 @@ import (
 // that html/template escapes for its context.
 var funcs = template.FuncMap{
 	"sessionURL": sessionURL,
-	"apiURL":     func(id string) string { return "/api/sessions/" + url.PathEscape(id) },
+	"apiURL":     func(id string) string { return "/api/sessions/" + idSegment(id) },
 	"stepURL":    stepURL,
+	"eventURL":   func(id string, seq int64) string { return sessionURL(id) + "/event/" + strconv.FormatInt(seq, 10) },
 	"time":       timestamp,
 	"hex":        func(d [32]byte) string { return hex.EncodeToString(d[:]) },
 	"pct":        func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" },
@@ -33,7 +36,7 @@ var funcs = template.FuncMap{
 	"neg":        func(a int) int { return -a },
 }
 
-func sessionURL(id string) string { return "/s/" + url.PathEscape(id) }
+func sessionURL(id string) string { return "/s/" + idSegment(id) }
 
 func stepURL(id string, r audit.Ref) string { return sessionURL(id) + "/step/" + r.String() }
 
@@ -197,7 +200,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	from, err := intParam(r, "from", 0)
+	from, err := intParam(r, "from", 0, 0, h.Next)
 	if err != nil {
 		return err
 	}
@@ -210,7 +213,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page := int64(s.opts.EventsPage)
-	to := min(from+page, h.Next) - 1
+	to := from + min(page, h.Next-from) - 1
 	data := map[string]any{
 		"Title": "Session " + h.Header.ID, "Head": h, "ID": h.Header.ID, "Overview": o, "Children": kids,
 		"ParentHere": parentHere, "From": from, "To": to, "Page": page,
@@ -226,7 +229,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The rows stream: the page is written as its events are read.
 	err = audit.Scan(r.Context(), s.st, h.Header.ID, from, to, func(ev *codec.Event) error {
-		return s.tmpl.ExecuteTemplate(bw, "event-row", map[string]any{"ID": h.Header.ID, "Row": rowOf(ev)})
+		return s.tmpl.ExecuteTemplate(bw, "event-row", map[string]any{"ID": h.Header.ID, "Row": rowOf(ev), "Big": len(ev.Raw) > BigItem})
 	})
 	if err != nil {
 		// Headers are sent: say so on the page.
@@ -296,14 +299,34 @@ type stepView struct {
 	Same      int
 	Recorded  []recordedView
 	Bodies    []bodyView
+	System    textView
+	Tools     []toolView
 	Inherited int64 // the session's seedLength
+}
+
+// textView is a text a page shows: all of it, or its first HeadBytes
+// when it is over BigItem (Big), with a link to its raw bytes.
+type textView struct {
+	Head  string
+	Bytes int
+	Big   bool
+}
+
+func textOf(b []byte) textView {
+	head, big := clip(b)
+	return textView{Head: head, Bytes: len(b), Big: big}
 }
 
 type messageView struct {
 	Index int
 	Role  string
-	JSON  string
-	New   bool
+	textView
+	New bool
+}
+
+type toolView struct {
+	Name string
+	textView
 }
 
 type recordedView struct {
@@ -314,91 +337,132 @@ type recordedView struct {
 }
 
 type bodyView struct {
-	Name, Body, Err string
+	Name, Err string
+	textView
 	// Named is set for the renderer the step's config names (its wire).
 	Named bool
 }
 
-// step rebuilds the request of the step named in the request and the one
-// before it: one digest fold (cached) to find them, one fold up to the
-// step that builds just those two requests.
-func (s *Server) step(r *http.Request) (*stepView, error) {
+// messages returns the messages of a built step's request: its header's
+// session prefix, then its derived history (SPEC §6.1), as the request
+// holds them, without another copy.
+func messages(st *rebuild.Step) [][]byte {
+	return append(slices.Clip(st.Header.Prefix), st.History...)
+}
+
+// stepRequest rebuilds the request of the step named in the request: one
+// digest fold (cached) to find it, one fold up to it that builds its
+// request and, with prev, the previous request's, of which only the
+// digests of its messages are kept.
+func (s *Server) stepRequest(r *http.Request, prev bool) (*stepView, [][32]byte, error) {
 	h, err := s.head(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ref, err := parseRef(r.PathValue("step"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o, err := s.overview(r.Context(), h)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	i := o.Step(ref)
 	if i < 0 {
-		return nil, errors.Mark(errors.Newf("session %s has no step %s", errors.Safe(h.Header.ID), errors.Safe(ref.String())), eventlog.ErrNotFound)
+		return nil, nil, errors.Mark(errors.Newf("session %s has no step %s", errors.Safe(h.Header.ID), errors.Safe(ref.String())), eventlog.ErrNotFound)
 	}
 	v := &stepView{ID: h.Header.ID, Info: o.Steps[i], Inherited: h.Header.SeedLength}
 	starts := []int64{o.Steps[i].Start}
 	for j := i - 1; j >= 0; j-- {
 		if !o.Steps[j].Null {
 			v.Prev = &o.Steps[j]
-			starts = append(starts, o.Steps[j].Start)
+			if prev {
+				starts = append(starts, o.Steps[j].Start)
+			}
 			break
 		}
 	}
 	if i+1 < len(o.Steps) {
 		v.Next = &o.Steps[i+1]
 	}
-	var prevReq []byte
+	var prevMsgs [][32]byte
 	err = audit.Requests(r.Context(), s.st, h, starts, func(st rebuild.Step) error {
 		if st.Start == o.Steps[i].Start {
 			v.Step = st
-		} else {
-			prevReq = st.Request
+			return nil
+		}
+		prevMsgs = [][32]byte{} // a previous request, maybe with no messages
+		for _, m := range messages(&st) {
+			prevMsgs = append(prevMsgs, sha256.Sum256(m))
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if v.Step.Null {
-		return v, nil
+	return v, prevMsgs, nil
+}
+
+// step builds the step page's view: every text over BigItem is cut to
+// its head, so a page holds the request once, and each wire body only
+// while it is measured.
+func (s *Server) step(r *http.Request) (*stepView, error) {
+	v, prev, err := s.stepRequest(r, true)
+	if err != nil || v.Step.Null {
+		return v, err
 	}
-	msgs, err := audit.Messages(v.Step.Request)
-	if err != nil {
-		return nil, errors.Wrapf(err, "step %s", errors.Safe(ref.String()))
-	}
-	var prev [][]byte
-	if prevReq != nil {
-		if prev, err = audit.Messages(prevReq); err != nil {
-			return nil, err
-		}
-	}
-	for v.Same < len(msgs) && v.Same < len(prev) && string(msgs[v.Same]) == string(prev[v.Same]) {
+	msgs := messages(&v.Step)
+	for v.Same < len(msgs) && v.Same < len(prev) && sha256.Sum256(msgs[v.Same]) == prev[v.Same] {
 		v.Same++
 	}
 	for k, m := range msgs {
-		mp, err := codec.FromJSON(nil, m, codec.Limits{})
-		if err != nil {
-			return nil, err
+		mv := messageView{Index: k, textView: textOf(m), New: k >= v.Same && prev != nil}
+		if mv.Big {
+			mv.Role = roleOf(m)
+		} else {
+			mp, err := codec.FromJSON(nil, m, codec.Limits{})
+			if err != nil {
+				return nil, err
+			}
+			mv.Role = audit.LookupString(mp, "role")
 		}
-		v.Messages = append(v.Messages, messageView{Index: k, Role: audit.LookupString(mp, "role"), JSON: string(m), New: k >= v.Same && prevReq != nil})
+		v.Messages = append(v.Messages, mv)
+	}
+	v.System = textOf([]byte(v.Step.Header.System))
+	for _, t := range v.Step.Header.Tools {
+		v.Tools = append(v.Tools, toolView{Name: t.Name, textView: textOf(t.JSON)})
 	}
 	digest := hex.EncodeToString(v.Step.Digest[:])
 	for _, rec := range v.Step.Recorded {
-		v.Recorded = append(v.Recorded, recordedView{Seq: rec.Seq, SHA256: rec.SHA256, Match: rec.SHA256 == digest, Inherited: rec.Seq < h.Header.SeedLength})
+		v.Recorded = append(v.Recorded, recordedView{Seq: rec.Seq, SHA256: rec.SHA256, Match: rec.SHA256 == digest, Inherited: rec.Seq < v.Inherited})
 	}
 	for _, rd := range s.opts.Renderers {
+		if len(v.Step.Request) > MaxRendered {
+			v.Bodies = append(v.Bodies, bodyView{Name: rd.Name, textView: textView{Big: true}, Named: v.Step.Header.Config.HasWire && v.Step.Header.Config.Wire == rd.Name})
+			continue
+		}
 		b, err := rd.Body(v.Step)
-		bv := bodyView{Name: rd.Name, Body: string(b), Named: v.Step.Header.Config.HasWire && v.Step.Header.Config.Wire == rd.Name}
+		bv := bodyView{Name: rd.Name, textView: textOf(b), Named: v.Step.Header.Config.HasWire && v.Step.Header.Config.Wire == rd.Name}
 		if err != nil {
 			bv.Err = err.Error()
 		}
 		v.Bodies = append(v.Bodies, bv)
 	}
 	return v, nil
+}
+
+// roleOf reads the role of a message's canonical JSON from its start,
+// where the role key is, without decoding the whole (big) message.
+func roleOf(m []byte) string {
+	const key = `{"role":"`
+	if !bytes.HasPrefix(m, []byte(key)) {
+		return ""
+	}
+	rest := m[len(key):min(len(m), len(key)+64)]
+	if i := bytes.IndexByte(rest, '"'); i >= 0 && bytes.IndexByte(rest[:i], '\\') < 0 {
+		return string(rest[:i])
+	}
+	return ""
 }
 
 func (s *Server) stepPage(w http.ResponseWriter, r *http.Request) error {
@@ -412,18 +476,65 @@ func (s *Server) stepPage(w http.ResponseWriter, r *http.Request) error {
 
 // rawRequest downloads the exact bytes of a step's request.
 func (s *Server) rawRequest(w http.ResponseWriter, r *http.Request) error {
-	v, err := s.step(r)
+	v, _, err := s.stepRequest(r, false)
 	if err != nil {
 		return err
 	}
 	if v.Step.Null {
-		return errors.Mark(errors.Newf("step %s of session %s has no request (no header was in force)", errors.Safe(v.Info.Ref.String()), errors.Safe(v.ID)), audit.ErrNullRequest)
+		return nullRequest(v)
 	}
+	return rawBytes(w, "request-"+v.Info.Ref.String()+".json", v.Step.Request)
+}
+
+func nullRequest(v *stepView) error {
+	return errors.Mark(errors.Newf("step %s of session %s has no request (no header was in force)", errors.Safe(v.Info.Ref.String()), errors.Safe(v.ID)), audit.ErrNullRequest)
+}
+
+// rawBytes answers with b as a JSON download named name.
+func rawBytes(w http.ResponseWriter, name string, b []byte) error {
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Disposition", `attachment; filename="request-`+v.Info.Ref.String()+`.json"`)
-	w.Header().Set("Content-Length", strconv.Itoa(len(v.Step.Request)))
-	_, err = w.Write(v.Step.Request)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	_, err := w.Write(b)
 	return err
+}
+
+// rawMessage downloads message i of a step's request: its exact JSON.
+func (s *Server) rawMessage(w http.ResponseWriter, r *http.Request) error {
+	v, _, err := s.stepRequest(r, false)
+	if err != nil {
+		return err
+	}
+	if v.Step.Null {
+		return nullRequest(v)
+	}
+	msgs := messages(&v.Step)
+	i, err := strconv.Atoi(r.PathValue("i"))
+	if err != nil || i < 0 || i >= len(msgs) {
+		return errors.Mark(errors.Newf("step %s of session %s has no message %s", errors.Safe(v.Info.Ref.String()), errors.Safe(v.ID), errors.Safe(strconv.Quote(r.PathValue("i")))), eventlog.ErrNotFound)
+	}
+	return rawBytes(w, "message-"+v.Info.Ref.String()+"-"+strconv.Itoa(i)+".json", msgs[i])
+}
+
+// rawBody downloads the body a wire renderer sends for a step.
+func (s *Server) rawBody(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("name")
+	k := slices.IndexFunc(s.opts.Renderers, func(rd Renderer) bool { return rd.Name == name })
+	if k < 0 {
+		return errors.Mark(errors.Newf("this server has no wire renderer %s", errors.Safe(strconv.Quote(name))), eventlog.ErrNotFound)
+	}
+	v, _, err := s.stepRequest(r, false)
+	if err != nil {
+		return err
+	}
+	if v.Step.Null {
+		return nullRequest(v)
+	}
+	b, err := s.opts.Renderers[k].Body(v.Step)
+	if err != nil {
+		return errors.Wrapf(err, "step %s: %s", errors.Safe(v.Info.Ref.String()), errors.Safe(name))
+	}
+	return rawBytes(w, name+"-"+v.Info.Ref.String()+".json", b)
 }
 
 // cacheView is one page of the cache report.
@@ -441,19 +552,19 @@ func (s *Server) cacheReport(r *http.Request) (*cacheView, error) {
 	if err != nil {
 		return nil, err
 	}
-	from, err := intParam(r, "from", 0)
-	if err != nil {
-		return nil, err
-	}
-	limit, err := intParam(r, "limit", int64(s.opts.CachePage))
-	if err != nil {
-		return nil, err
-	}
 	o, err := s.overview(r.Context(), h)
 	if err != nil {
 		return nil, err
 	}
+	from, limit, err := window(r, int64(len(o.Steps)), int64(s.opts.CachePage), MaxCacheSteps)
+	if err != nil {
+		return nil, err
+	}
 	v := &cacheView{ID: h.Header.ID, From: int(from), Page: int(limit), Steps: len(o.Steps)}
+	if from == int64(len(o.Steps)) { // past the last step: nothing to fold for
+		v.Chart = newChart(nil)
+		return v, nil
+	}
 	v.Total, err = audit.Cache(r.Context(), s.st, h, audit.Window{From: int(from), Limit: int(limit)}, func(row audit.CacheRow) error {
 		v.Rows = append(v.Rows, row)
 		return nil
@@ -524,8 +635,26 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	data := map[string]any{"Title": "Diff in " + h.Header.ID, "ID": h.Header.ID, "D": d, "Steps": steps}
 	if d != nil {
-		data["MessageA"], data["MessageB"] = string(d.MessageA), string(d.MessageB)
+		data["MessageA"], data["MessageB"] = around(d.MessageA, d.Offset), around(d.MessageB, d.Offset)
 		data["A"], data["B"] = d.A.String(), d.B.String()
 	}
 	return s.render(w, "diff.html", data)
+}
+
+// around is a diverging message as the diff page shows it: all of it, or
+// when it is over BigItem the HeadBytes around the offset where the two
+// messages first differ, with a link to its raw bytes.
+func around(m []byte, off int) textView {
+	if len(m) <= BigItem {
+		return textView{Head: string(m), Bytes: len(m)}
+	}
+	lo := min(max(off-HeadBytes/2, 0), len(m))
+	for lo > 0 && !utf8.RuneStart(m[lo]) {
+		lo--
+	}
+	hi := min(lo+HeadBytes, len(m))
+	for hi < len(m) && hi > lo && !utf8.RuneStart(m[hi]) {
+		hi--
+	}
+	return textView{Head: string(m[lo:hi]), Bytes: len(m), Big: true}
 }

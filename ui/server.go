@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -53,7 +52,50 @@ type Options struct {
 	EventsPage int
 	// CachePage is the number of steps per cache chart page (default 100).
 	CachePage int
+	// Hosts are the names a request's Host header may carry, with any
+	// port or none (case does not matter; an IPv6 address in brackets).
+	// Any other Host is answered 421 Misdirected Request, so that a web
+	// page whose name was rebound to this machine (DNS rebinding) reads
+	// nothing. Empty means LoopbackHosts.
+	Hosts []string
+	// MaxHeavy is the number of requests that fold or scan the log served
+	// at once (default 1: a step of a session with a 50 MB event holds a
+	// few times that while it is built); one past it waits up to
+	// HeavyWait for a turn, then is answered 429 with Retry-After.
+	MaxHeavy int
+	// HeavyWait is how long a request waits for a turn (default 10s).
+	HeavyWait time.Duration
 }
+
+// The limits of the UI and its API (README, "Audit in a browser").
+const (
+	// MaxEvents is the most events one timeline page or API events page
+	// holds (the limit parameter).
+	MaxEvents = 1000
+	// MaxSteps is the most steps one API steps answer lists.
+	MaxSteps = 10000
+	// MaxCacheSteps is the most steps one cache page covers: each costs
+	// its request's rebuild.
+	MaxCacheSteps = 500
+	// BigItem is the size over which a page shows an event, a message, a
+	// system prompt, a tool or a wire body by its first HeadBytes only,
+	// with a link to its raw bytes.
+	BigItem = 64 << 10
+	// HeadBytes is how much of a big item a page shows.
+	HeadBytes = 1 << 10
+	// MaxRendered is the largest request whose wire bodies the step page
+	// and its API render: rendering one costs a few times the request, so
+	// past it they are only linked, and rendered when downloaded.
+	MaxRendered = 8 << 20
+	// WriteTimeout bounds a request from its headers to the last byte of
+	// its answer, a raw download included; heavy work stops at it too.
+	WriteTimeout = 2 * time.Minute
+	// MemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
+	// a process serving the UI is meant to run under, as logtool serve
+	// does: the garbage of a big step's folds is collected before the
+	// heap doubles. A library sets nothing global: the command sets it.
+	MemoryLimit = 384 << 20
+)
 
 // Server serves the audit UI and its JSON API over a store. It only
 // reads. Safe for concurrent use.
@@ -63,6 +105,8 @@ type Server struct {
 	log   *slog.Logger
 	tmpl  *template.Template
 	mux   *http.ServeMux
+	hosts map[string]bool // normalized Options.Hosts
+	heavy chan struct{}   // a token per heavy request running
 	mu    sync.Mutex
 	cache map[string]*overview // by session id
 }
@@ -87,8 +131,28 @@ func New(st eventlog.Store, opts *Options) (*Server, error) {
 	if s.opts.EventsPage <= 0 {
 		s.opts.EventsPage = 200
 	}
+	s.opts.EventsPage = min(s.opts.EventsPage, MaxEvents)
 	if s.opts.CachePage <= 0 {
 		s.opts.CachePage = 100
+	}
+	s.opts.CachePage = min(s.opts.CachePage, MaxCacheSteps)
+	if s.opts.MaxHeavy <= 0 {
+		s.opts.MaxHeavy = 1
+	}
+	if s.opts.HeavyWait <= 0 {
+		s.opts.HeavyWait = 10 * time.Second
+	}
+	s.heavy = make(chan struct{}, s.opts.MaxHeavy)
+	if len(s.opts.Hosts) == 0 {
+		s.opts.Hosts = LoopbackHosts()
+	}
+	s.hosts = map[string]bool{}
+	for _, h := range s.opts.Hosts {
+		n, ok := hostName(h)
+		if !ok {
+			return nil, errors.Mark(errors.Newf("ui: host %q is not a host name or address", errors.Safe(h)), ErrBadRequest)
+		}
+		s.hosts[n] = true
 	}
 	s.log = s.opts.Logger
 	if s.log == nil {
@@ -113,7 +177,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if n, ok := hostName(r.Host); !ok || !s.hosts[n] {
+		// The Host is not one of this server's names: a page of another
+		// site whose name now resolves here (DNS rebinding) must read
+		// nothing. The answer does not repeat the Host.
+		http.Error(rw, "misdirected request: this server does not answer to that Host name", http.StatusMisdirectedRequest)
+	} else if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h.Set("Allow", "GET, HEAD")
 		http.Error(rw, "the audit UI only reads", http.StatusMethodNotAllowed)
 	} else {
@@ -161,17 +230,22 @@ type handler func(w http.ResponseWriter, r *http.Request) error
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
-	page := func(pattern string, h handler) { m.Handle(pattern, s.wrap(h, false)) }
-	api := func(pattern string, h handler) { m.Handle(pattern, s.wrap(h, true)) }
-	page("GET /{$}", s.sessionsPage)
+	// Every route that names a session reads its log: it is heavy, and
+	// goes through the gate.
+	page := func(pattern string, h handler) { m.Handle(pattern, s.wrap(s.gate(h), false)) }
+	api := func(pattern string, h handler) { m.Handle(pattern, s.wrap(s.gate(h), true)) }
+	m.Handle("GET /{$}", s.wrap(s.sessionsPage, false))
 	page("GET /s/{id}", s.sessionPage)
 	page("GET /s/{id}/verify", s.verifyPage)
+	page("GET /s/{id}/event/{seq}", s.rawEvent)
 	page("GET /s/{id}/step/{step}", s.stepPage)
 	page("GET /s/{id}/step/{step}/request.json", s.rawRequest)
+	page("GET /s/{id}/step/{step}/message/{i}", s.rawMessage)
+	page("GET /s/{id}/step/{step}/wire/{name}", s.rawBody)
 	page("GET /s/{id}/cache", s.cachePage)
 	page("GET /s/{id}/diff", s.diffPage)
-	api("GET /api/{$}", s.apiIndex)
-	api("GET /api/sessions", s.apiSessions)
+	m.Handle("GET /api/{$}", s.wrap(s.apiIndex, true))
+	m.Handle("GET /api/sessions", s.wrap(s.apiSessions, true))
 	api("GET /api/sessions/{id}", s.apiSession)
 	api("GET /api/sessions/{id}/events", s.apiEvents)
 	api("GET /api/sessions/{id}/steps", s.apiSteps)
@@ -213,6 +287,8 @@ func status(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, ErrBadRequest), errors.Is(err, audit.ErrNullRequest):
 		return http.StatusBadRequest
+	case errors.Is(err, ErrBusy):
+		return http.StatusTooManyRequests
 	case errors.Is(err, context.Canceled):
 		return 499
 	}
@@ -225,7 +301,7 @@ func badRequestf(format string, args ...interface{}) error {
 
 // head returns the head of the session named in the request.
 func (s *Server) head(r *http.Request) (eventlog.Head, error) {
-	id := r.PathValue("id")
+	id := sessionID(r.PathValue("id"))
 	h, err := s.st.Head(r.Context(), id)
 	if errors.Is(err, eventlog.ErrNotFound) {
 		return h, errors.Mark(errors.Newf("no session %s in this store", errors.Safe(id)), eventlog.ErrNotFound)
@@ -262,19 +338,6 @@ func (s *Server) overview(ctx context.Context, h eventlog.Head) (*audit.Overview
 	}
 	s.cache[id] = &overview{next: h.Next, chain: h.Chain, used: time.Now(), o: o}
 	return o, nil
-}
-
-// intParam reads a non-negative integer query parameter, def when absent.
-func intParam(r *http.Request, name string, def int64) (int64, error) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, badRequestf("%s is a non-negative integer", errors.Safe(name))
-	}
-	return n, nil
 }
 
 // CheckAddr returns an error marked ErrRemote unless addr (host:port)

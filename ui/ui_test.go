@@ -48,7 +48,7 @@ func TestRoutes(t *testing.T) {
 		{"sessions bad sort", "/?sort=size", 400, "text/html", []string{"sort is id"}},
 		{"session", "/s/plain", 200, "text/html", []string{"Timeline: events 0–", "seq 3 initial", "seq 27 delta", "step/start 1.1", `href="/s/plain-child"`}},
 		{"session page 2", "/s/plain?from=10", 200, "text/html", []string{"Timeline: events 10–", "← earlier"}},
-		{"session bad from", "/s/plain?from=x", 400, "text/html", []string{"from is a non-negative integer"}},
+		{"session bad from", "/s/plain?from=x", 400, "text/html", []string{"from is an integer from 0 to"}},
 		{"fork child", "/s/plain-child", 200, "text/html", []string{`href="/s/plain"`, "inheriting"}},
 		{"no session", "/s/nope", 404, "text/html", []string{"no session nope in this store"}},
 		{"verify", "/s/plain/verify", 200, "text/html", []string{"OK:", "No findings."}},
@@ -127,7 +127,7 @@ func TestOnlyReads(t *testing.T) {
 	f := newFixture(t)
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
 		rec := httptest.NewRecorder()
-		f.srv.ServeHTTP(rec, httptest.NewRequest(m, "/s/plain", strings.NewReader("x")))
+		f.srv.ServeHTTP(rec, localRequest(m, "/s/plain", strings.NewReader("x")))
 		if rec.Code != http.StatusMethodNotAllowed {
 			t.Errorf("%s = %d, want 405", m, rec.Code)
 		}

@@ -29,7 +29,11 @@
 //     schema of its own, dropped at the end;
 //   - the time of each page of the audit UI (package ui, logtool serve)
 //     on the largest session, served in process through the whole
-//     handler, against verify.Session of the same session.
+//     handler, against verify.Session of the same session;
+//   - the audit UI's resident memory (section uimem): a server process
+//     (logbench itself, serving as logtool serve does) over a store with
+//     a 50 MB event, 20 clients at once on each page that reads it, its
+//     peak resident set against the 512 MiB the issue allows.
 //
 // Usage:
 //

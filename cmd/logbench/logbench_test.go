@@ -12,6 +12,18 @@ import (
 	"github.com/sessionlog/sessionlog/internal/corpus"
 )
 
+// TestMain serves the audit UI, as logbench does, when the UI memory
+// section starts this test binary as its server process.
+func TestMain(m *testing.M) {
+	if path := os.Getenv(uiChildEnv); path != "" {
+		if err := serveUIChild(path, os.Stdin, os.Stdout); err != nil {
+			os.Exit(exitFailure)
+		}
+		os.Exit(exitOK)
+	}
+	os.Exit(m.Run())
+}
+
 // mdTable is a Markdown table of the report: its header and rows, split
 // into cells.
 type mdTable struct {
@@ -101,7 +113,7 @@ func TestQuick(t *testing.T) {
 
 	secs, order := sections(doc)
 	wantOrder := []string{"Machine", "Summary", "Targets of the write path", "Durable appends", "Opening a store with a write-ahead log to replay", "Verify and the naive rebuild",
-		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Transcript import", "PostgreSQL store", "Audit UI"}
+		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Transcript import", "PostgreSQL store", "Audit UI", "Audit UI memory"}
 	if strings.Join(order, "/") != strings.Join(wantOrder, "/") {
 		t.Fatalf("sections = %q, want %q", order, wantOrder)
 	}
@@ -122,7 +134,7 @@ func TestQuick(t *testing.T) {
 	}{
 		{name: "machine", section: "Machine", rows: 8},
 		{name: "summary", section: "Summary", rows: 19 + corpusRows, ratios: []int{3}, numbers: []int{1, 2}},
-		{name: "targets", section: "Targets of the write path", rows: 6},
+		{name: "targets", section: "Targets of the write path", rows: 7},
 		{name: "durable", section: "Durable appends", rows: 3, ratios: []int{3}, numbers: []int{1, 2, 4, 5, 6, 7, 8}},
 		{name: "walopen", section: "Opening a store with a write-ahead log to replay", rows: 2, numbers: []int{1}},
 		{name: "verify", section: "Verify and the naive rebuild", rows: len(quickSizes), numbers: []int{0, 1, 2, 3}},
@@ -131,6 +143,7 @@ func TestQuick(t *testing.T) {
 		{name: "memory", section: "Memory", rows: len(quickSizes), ratios: []int{6}, numbers: []int{0, 1, 2, 3, 4, 5, 7}},
 		{name: "transcripts", section: "Transcript import", rows: 2, ratios: []int{6, 7, 8}, numbers: []int{2, 3, 4, 5}},
 		{name: "ui", section: "Audit UI", rows: 9, ratios: []int{4}, numbers: []int{1, 2, 3}},
+		{name: "uimem", section: "Audit UI memory", rows: 10, numbers: []int{4}},
 	}
 	for _, tt := range shapes {
 		t.Run(tt.name, func(t *testing.T) {

@@ -25,6 +25,7 @@ type report struct {
 	transcripts []transcriptResult
 	pg          pgResults
 	ui          []uiResult
+	uiMem       *uiMemReport
 }
 
 // table is a Markdown table.
@@ -120,6 +121,7 @@ func (r *report) markdown() string {
 	r.writeTranscripts(&b)
 	r.writePostgres(&b)
 	r.writeUI(&b)
+	r.writeUIMemory(&b)
 	return b.String()
 }
 

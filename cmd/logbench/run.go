@@ -24,7 +24,7 @@ const (
 
 // config is what one run measures, from the flags.
 // sectionKeys name the report's sections for -only, in the order they run.
-var sectionKeys = []string{"durable", "walopen", "codec", "sessions", "verify", "memory", "ui", "space", "wire", "transcripts", "pg"}
+var sectionKeys = []string{"durable", "walopen", "codec", "sessions", "verify", "memory", "ui", "uimem", "space", "wire", "transcripts", "pg"}
 
 // runs reports whether section key is to be measured: every one without
 // -only; with it, those named and the generated sessions that verify,
@@ -214,6 +214,7 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			return err
 		}},
 		{"ui", "audit UI", func() (err error) { r.ui, err = measureUI(ctx, c, r.sessions, p); return err }},
+		{"uimem", "audit UI memory", func() (err error) { r.uiMem, err = measureUIMemory(ctx, c, work, p); return err }},
 		{"space", "bytes on disk", func() (err error) {
 			if r.space, err = measureSpace(ctx, r.sessions, r.durable); err != nil {
 				return err

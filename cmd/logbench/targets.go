@@ -66,6 +66,13 @@ func (r *report) writeTargets(b *strings.Builder) {
 	} else {
 		missing("verify, largest ÷ smallest session, per event", "≤ 1.2")
 	}
+	if u := r.uiMem; u != nil && len(u.pages) > 0 {
+		w := u.worst()
+		t.add(fmt.Sprintf("logtool serve, %d clients at once on its worst page (%s) of a store with a %s MiB event: peak resident (issue 19)",
+			u.clients, w.page, mib(float64(u.event))), "< "+mib(uiMemLimit)+" MiB", mib(float64(w.peak))+" MiB", verdict(w.peak < uiMemLimit))
+	} else {
+		missing("logtool serve, 20 clients at once on its worst page of a store with a 50 MiB event: peak resident (issue 19)", "< "+mib(uiMemLimit)+" MiB")
+	}
 	t.write(b)
 	if len(r.durable) > 0 || r.walOpen != nil {
 		b.WriteString("Also asked for: Append latency")

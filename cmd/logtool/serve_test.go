@@ -83,3 +83,61 @@ func TestServe(t *testing.T) {
 		t.Errorf("serve's log lines:\n%s", logs)
 	}
 }
+
+// TestServeHosts (issue 19, item 9) runs logtool serve on a loopback
+// port: a request whose Host is not one of its names (a page whose name
+// was rebound to 127.0.0.1) gets 421; --host adds a name; --allow-remote
+// on every interface without --host is a usage error.
+func TestServeHosts(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "sessions.db")
+	var out, errs bytes.Buffer
+	if code := run(context.Background(), []string{"--db", db, "run", "testdata/scenarios/audit.json", "--session", "s1"}, &out, &errs); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errs.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"--db", db, "serve", "--addr", "127.0.0.1:0", "--host", "audit.test"}, &stdout, &stderr)
+	}()
+	var base string
+	for deadline := time.Now().Add(10 * time.Second); base == "" && time.Now().Before(deadline); {
+		if s := stdout.String(); strings.HasSuffix(s, "/\n") {
+			base = strings.TrimSuffix(strings.TrimSpace(s), "/")
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d early:\n%s", code, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	port := base[strings.LastIndexByte(base, ':'):]
+	for host, want := range map[string]int{"": 200, "localhost" + port: 200, "[::1]" + port: 200, "audit.test" + port: 200,
+		"rebound.example" + port: 421, "audit.test.example": 421} {
+		req, _ := http.NewRequest(http.MethodGet, base+"/api/sessions/s1", nil)
+		if host != "" {
+			req.Host = host
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != want || (want == 421 && strings.Contains(string(body), "s1")) {
+			t.Errorf("Host %q: %d, want %d\n%s", host, res.StatusCode, want, body)
+		}
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exited %d:\n%s", code, stderr.String())
+	}
+	for _, args := range [][]string{{"--addr", ":0", "--allow-remote"}, {"--addr", "0.0.0.0:0", "--allow-remote"}, {"--host", "http://x/"}} {
+		var o, e bytes.Buffer
+		if code := run(context.Background(), append([]string{"--db", db, "serve"}, args...), &o, &e); code != 2 {
+			t.Errorf("serve %q: exit %d, want 2\n%s", args, code, e.String())
+		}
+	}
+}
