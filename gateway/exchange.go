@@ -176,6 +176,8 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, up *Upstream, 
 		case recorded.CutClient:
 		case recorded.CutTimeout:
 			g.refuse(w, http.StatusGatewayTimeout, "gateway: the upstream did not answer in time")
+		case recorded.CutShutdown:
+			g.refuse(w, http.StatusServiceUnavailable, "gateway: shutting down")
 		default:
 			g.refuse(w, http.StatusBadGateway, "gateway: the upstream could not be reached")
 		}
