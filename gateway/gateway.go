@@ -88,10 +88,10 @@ func New(opts Options) (*Gateway, error) {
 		g.byName[u.Name] = u
 	}
 	for _, h := range opts.RecordHeaders {
-		name := strings.ToLower(strings.TrimSpace(h))
-		if never[name] || name == "" {
-			return nil, usagef("gateway: header %q is never recorded", errors.Safe(name))
+		if err := CheckRecordHeader(h); err != nil {
+			return nil, err
 		}
+		name := strings.ToLower(strings.TrimSpace(h))
 		g.reqAllow = append(g.reqAllow, name)
 		g.respAllow = append(g.respAllow, name)
 	}

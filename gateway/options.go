@@ -126,3 +126,13 @@ func usagef(format string, args ...interface{}) error {
 func invalidf(format string, args ...interface{}) error {
 	return errors.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrInvalid)
 }
+
+// CheckRecordHeader refuses a --record-header name that must never be
+// recorded (a key or cookie) or is empty.
+func CheckRecordHeader(name string) error {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if never[n] || n == "" {
+		return usagef("gateway: header %q is never recorded", errors.Safe(n))
+	}
+	return nil
+}
