@@ -45,7 +45,7 @@ type Session struct {
 	chunks    map[Digest]*chunk
 	exchanges []Exchange
 	bySeq     map[int64]int // wire/request seq → index in exchanges
-	order     []Digest // the chunks, in log order
+	order     []Digest      // the chunks, in log order
 }
 
 type chunk struct {
