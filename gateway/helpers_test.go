@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog"
-	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/gateway"
 	"github.com/sessionlog/sessionlog/wire/recorded"
@@ -91,6 +90,19 @@ func openStore(t *testing.T, path string) eventlog.Store {
 	}
 	return st
 }
+
+// openSyncStore opens a store that syncs every append, as the gateway's
+// does.
+func openSyncStore(tb testing.TB, path string) eventlog.Store {
+	tb.Helper()
+	st, err := sessionlog.Open(path, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st
+}
+
+func httptestServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
 
 func newRig(t *testing.T, opts gateway.Options, ups ...*upstream) *rig {
 	t.Helper()
@@ -202,4 +214,3 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-var _ = codec.TypeTurnStart
