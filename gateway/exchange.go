@@ -294,7 +294,7 @@ func (g *Gateway) status(x *exchange, status int, answer int64, cut string) {
 
 // answerBatch is how many bytes of new chunks an answer gathers before it
 // appends them (while it streams): it bounds an answer's memory.
-const answerBatch = 128 << 10
+const answerBatch = 64 << 10
 
 // answer records an answer as it streams: it cuts the bytes into chunks
 // as soon as a cut is final, appends the new ones in batches, and keeps

@@ -348,3 +348,69 @@ func TestGatewayKilled(t *testing.T) {
 		t.Errorf("exchange 2 after the restart: %d %q", c, got)
 	}
 }
+
+// TestGatewayResident: the gateway process's peak resident memory (its
+// VmHWM) while clients stream large answers through it at once: answers
+// are never held whole. GATEWAY_RESIDENT=CLIENTSxMB sizes it (issue 20's
+// target: 64x20 within 256 MB); the default is small.
+func TestGatewayResident(t *testing.T) {
+	clients, mb := 8, 4
+	if v := os.Getenv("GATEWAY_RESIDENT"); v != "" {
+		c, m, _ := strings.Cut(v, "x")
+		fmt.Sscan(c, &clients)
+		fmt.Sscan(m, &mb)
+	}
+	db := filepath.Join(t.TempDir(), "sessions.db")
+	model := newFakeModel(t, ssegen.Anthropic(mb<<20))
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGatewayChild$", "-test.count=1", "--",
+		"--db", db, "gateway", "--quiet", "--listen", "127.0.0.1:0", "--upstream", model.URL)
+	cmd.Env = append(os.Environ(), envGatewayChild+"=1")
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no URL: %v; %s", err, stderr.String())
+	}
+	url := strings.TrimSpace(line)
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			req, _ := http.NewRequest("POST", url+"/v1/messages", strings.NewReader(fmt.Sprintf(`{"n":%d}`, c)))
+			req.Header.Set("X-Claude-Code-Session-Id", fmt.Sprint("agent-", c))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			n, err := io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if err != nil || n != int64(len(model.answer)) {
+				t.Errorf("client %d: %d bytes, %v", c, n, err)
+			}
+		}(c)
+	}
+	wg.Wait()
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	hwm := 0
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			fmt.Sscan(strings.TrimPrefix(l, "VmHWM:"), &hwm)
+		}
+	}
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	t.Logf("%d clients x %d MB: the gateway's peak resident memory was %d MB", clients, mb, hwm>>10)
+	if hwm == 0 {
+		t.Fatalf("no VmHWM for the gateway process: %q", status)
+	}
+	if limit := min(256, 96+clients*mb/4); hwm>>10 > limit {
+		t.Errorf("peak resident %d MB for %d MB of answers; want at most %d", hwm>>10, clients*mb, limit)
+	}
+}
