@@ -2,8 +2,8 @@ package eventlog
 
 import (
 	"context"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
