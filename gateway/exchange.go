@@ -251,7 +251,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, up *Upstream, 
 // cause names why an upstream exchange ended early.
 func (g *Gateway) cause(ctx context.Context, r *http.Request, clientGone bool) string {
 	switch c := context.Cause(ctx); {
-	case errors.Is(c, errShutdown):
+	case errors.Is(c, errShutdown) || g.stop.Err() != nil:
 		return recorded.CutShutdown
 	case errors.Is(c, errIdle):
 		return recorded.CutTimeout

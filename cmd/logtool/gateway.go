@@ -170,7 +170,16 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 	shut, cancel := context.WithTimeout(context.Background(), opts.grace)
 	defer cancel()
 	if serr := hs.Shutdown(shut); serr != nil {
+		// The grace is over: cut what still streams (recorded cut
+		// "shutdown"), give the handlers a moment to record it, then
+		// close every connection.
 		gw.Stop()
+		waited := make(chan struct{})
+		go func() { gw.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+		}
 		_ = hs.Close()
 	}
 	gw.Wait()

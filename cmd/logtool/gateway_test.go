@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/ssegen"
@@ -412,5 +413,76 @@ func TestGatewayResident(t *testing.T) {
 	}
 	if limit := min(256, 96+clients*mb/4); hwm>>10 > limit {
 		t.Errorf("peak resident %d MB for %d MB of answers; want at most %d", hwm>>10, clients*mb, limit)
+	}
+}
+
+// TestGatewayShutdownGrace: on Ctrl-C (its context cancelled, as main
+// does on SIGINT and SIGTERM) an answer in flight finishes within
+// --grace and is recorded whole; one that outlasts it is cut, its client
+// sees the cut, and it is recorded cut "shutdown".
+func TestGatewayShutdownGrace(t *testing.T) {
+	for _, tt := range []struct {
+		name, grace, cut string
+	}{
+		{"finishes", "20s", ""},
+		{"cut", "200ms", "shutdown"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "sessions.db")
+			started, release := make(chan struct{}), make(chan struct{})
+			model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.Write([]byte("data: first\n\n"))
+				w.(http.Flusher).Flush()
+				close(started)
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return
+				}
+				w.Write([]byte("data: last\n\n"))
+			}))
+			defer model.Close()
+			url, stop := startGateway(t, db, "--grace", tt.grace, "--upstream", model.URL)
+			got := make(chan error, 1)
+			var answer []byte
+			go func() {
+				resp, err := http.Post(url+"/v1/messages", "application/json", strings.NewReader(`{}`))
+				if err == nil {
+					answer, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+				got <- err
+			}()
+			<-started
+			exited := make(chan int, 1)
+			go func() { c, _ := stop(); exited <- c }()
+			if tt.cut == "" {
+				time.Sleep(100 * time.Millisecond) // the gateway is shutting down
+				close(release)
+			}
+			err := <-got
+			if c := <-exited; c != 0 {
+				t.Fatalf("exit %d", c)
+			}
+			if tt.cut == "" && (err != nil || string(answer) != "data: first\n\ndata: last\n\n") {
+				t.Errorf("answer %q, %v; want it whole", answer, err)
+			}
+			if tt.cut != "" && err == nil {
+				t.Errorf("the client saw no cut: %q", answer)
+			}
+			_, out, _ := logtoolOut("--db", db, "ls")
+			id := ""
+			for _, f := range strings.Fields(string(out)) {
+				if strings.HasPrefix(f, "gw-") {
+					id = f
+				}
+			}
+			_, text, _ := logtoolOut("--db", db, "replay", id, "--wire", "--recorded", "--response", "--format", "text")
+			if strings.Contains(string(text), "cut: ") != (tt.cut != "") || (tt.cut != "" && !strings.Contains(string(text), "cut: "+tt.cut)) {
+				t.Errorf("recorded answer:\n%s", text)
+			}
+		})
 	}
 }
