@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/gateway"
 	"github.com/sessionlog/sessionlog/internal/ssegen"
 	"github.com/sessionlog/sessionlog/verify"
@@ -39,9 +43,11 @@ func (r *rig) only(t *testing.T) (*recorded.Session, recorded.Exchange) {
 // wire/request is in the store already.
 func TestGatewayLogFirst(t *testing.T) {
 	up := newUpstream(t, []byte("data: {}\n\n"))
-	r := newRig(t, gateway.Options{}, up)
+	st := &slow{Store: openStore(t, filepath.Join(t.TempDir(), "s.db"))}
+	r := newRig(t, gateway.Options{Store: st}, up)
 	var held []int
 	up.hook = func(w http.ResponseWriter, req *http.Request) bool {
+		held = append(held, int(st.done.Load()))
 		ids := r.sessions()
 		if len(ids) == 1 {
 			s, _ := read(t, r.store, ids[0])
@@ -54,9 +60,26 @@ func TestGatewayLogFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if fmt.Sprint(held) != "[1 2 3]" {
-		t.Errorf("exchanges in the store as the upstream got each request: %v, want [1 2 3]", held)
+	// Each request's append (1, then 2 more per exchange: the answer's,
+	// then the next request's) had returned, and its exchange was in the
+	// store, when the upstream got it.
+	if fmt.Sprint(held) != "[1 1 3 2 5 3]" {
+		t.Errorf("appends done and exchanges stored as the upstream got each request: %v, want [1 1 3 2 5 3]", held)
 	}
+}
+
+// slow is a store whose appends take a while, and count when they are
+// done.
+type slow struct {
+	eventlog.Store
+	done atomic.Int64
+}
+
+func (s *slow) Append(ctx context.Context, id string, evs []codec.Event) error {
+	time.Sleep(30 * time.Millisecond)
+	err := s.Store.Append(ctx, id, evs)
+	s.done.Add(1)
+	return err
 }
 
 // TestGatewayUpstreamCut: the upstream dies mid-stream; the client sees
@@ -154,6 +177,19 @@ func TestGatewayIdleTimeout(t *testing.T) {
 	_, x := r.only(t)
 	if x.Response.Cut != recorded.CutTimeout || x.Response.Size != 10 {
 		t.Errorf("cut %q size %d, want timeout and 10", x.Response.Cut, x.Response.Size)
+	}
+	// An answer that keeps coming is not cut, however long it takes.
+	up.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 0; i < 15; i++ {
+			w.Write([]byte("data: {}\n\n"))
+			w.(http.Flusher).Flush()
+			time.Sleep(30 * time.Millisecond)
+		}
+		return true
+	}
+	if resp, b, err := r.post("/v1/messages", nil, []byte(`{}`)); err != nil || resp.StatusCode != 200 || len(b) != 150 {
+		t.Errorf("a steady answer: %v %d bytes", err, len(b))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -62,7 +63,7 @@ func TestGatewayExact(t *testing.T) {
 			}
 			r.gw.Wait()
 			reqs := up.requests()
-			for i, q := range reqs {
+			for i, q := range reqs[:3] {
 				if !bytes.Equal(q.body, bodies[i]) || q.method != "POST" || q.uri != tt.path {
 					t.Fatalf("upstream request %d: %s %s, body equal %v", i, q.method, q.uri, bytes.Equal(q.body, bodies[i]))
 				}
@@ -76,10 +77,19 @@ func TestGatewayExact(t *testing.T) {
 					}
 				}
 			}
-			ids := r.sessions()
-			if len(ids) != 1 {
-				t.Fatalf("sessions %v, want one", ids)
+			// A client that sends no User-Agent: the upstream gets none
+			// either (Go's transport would add its own).
+			if _, _, err := r.post(tt.path, map[string]string{"User-Agent": "", "X-Claude-Code-Session-Id": "other", "Session-Id": "other"}, []byte(`{}`)); err != nil {
+				t.Fatal(err)
 			}
+			if q := up.requests()[3]; len(q.header.Values("User-Agent")) != 0 {
+				t.Errorf("the upstream got User-Agent %q from a client that sent none", q.header.Values("User-Agent"))
+			}
+			ids := r.sessions()
+			if len(ids) != 2 {
+				t.Fatalf("sessions %v, want two", ids)
+			}
+			sort.Slice(ids, func(i, j int) bool { return len(read2(t, r, ids[i])) > len(read2(t, r, ids[j])) })
 			s, probs := read(t, r.store, ids[0])
 			if len(probs) != 0 {
 				t.Fatalf("problems: %v", probs)
@@ -119,6 +129,35 @@ func TestGatewayExact(t *testing.T) {
 	}
 }
 
+// TestGatewayAddsNoHeader: an answer without Date or Content-Type
+// reaches the client without them (Go's server would add both).
+func TestGatewayAddsNoHeader(t *testing.T) {
+	up := newUpstream(t, nil)
+	up.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header()["Date"] = nil // Go's server would add them here too
+		w.Header()["Content-Type"] = nil
+		w.WriteHeader(200)
+		w.Write([]byte("<html>plain bytes</html>"))
+		return true
+	}
+	r := newRig(t, gateway.Options{}, up)
+	resp, b, err := r.post("/v1/messages", nil, []byte(`{}`))
+	if err != nil || string(b) != "<html>plain bytes</html>" {
+		t.Fatalf("%v %q", err, b)
+	}
+	for _, k := range []string{"Date", "Content-Type"} {
+		if v, ok := resp.Header[k]; ok {
+			t.Errorf("the client got %s %q, which the upstream did not send", k, v)
+		}
+	}
+}
+
+// read2 returns a session's exchanges.
+func read2(t *testing.T, r *rig, id string) []recorded.Exchange {
+	s, _ := read(t, r.store, id)
+	return s.Exchanges()
+}
+
 // TestGatewayNoKeyStored: keys sent in x-api-key and authorization reach
 // the upstream and nowhere in the store's files.
 func TestGatewayNoKeyStored(t *testing.T) {
@@ -133,6 +172,18 @@ func TestGatewayNoKeyStored(t *testing.T) {
 	r.gw.Wait()
 	if got := up.requests()[0].header.Get("X-Api-Key"); got != keys[0] {
 		t.Fatalf("the upstream got key %q", got)
+	}
+	// A --record-header prefix never reaches a key either.
+	r2 := newRig(t, gateway.Options{RecordHeaders: []string{"x-"}}, up)
+	if _, _, err := r2.post("/v1/messages", map[string]string{"X-Api-Key": keys[0], "X-Goog-Api-Key": keys[2], "X-Other": "ok"}, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	r2.gw.Wait()
+	s2, _ := read(t, r2.store, r2.sessions()[0])
+	for _, f := range s2.Exchanges()[0].Request.Headers {
+		if f.Name == "x-api-key" || f.Name == "x-goog-api-key" {
+			t.Errorf("--record-header x- recorded %s", f.Name)
+		}
 	}
 	if _, err := gateway.New(gateway.Options{Store: r.store, Upstreams: []gateway.Upstream{{Name: "x", URL: up.URL2()}},
 		RecordHeaders: []string{"Authorization"}}); !errors.Is(err, gateway.ErrUsage) {

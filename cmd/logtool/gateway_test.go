@@ -153,7 +153,7 @@ func TestGatewayRecordedReplay(t *testing.T) {
 	}
 	var all []sent
 	for i := 0; i < 3; i++ {
-		b := []byte(fmt.Sprintf(`{"model":"claude","messages":[{"role":"user","content":"SECRET-PROMPT step %d \u001b[31m"}]}`, i))
+		b := []byte(fmt.Sprintf(`{"model":"claude","messages":[{"role":"user","content":"SECRET-PROMPT step %d %s[31m"}]}`, i, "\x1b"))
 		a := postTo(t, url+"/v1/messages?beta=true", map[string]string{"X-Claude-Code-Session-Id": "cc", "Anthropic-Version": "2023-06-01", "X-Api-Key": "sk-ant-KEY"}, b)
 		all = append(all, sent{"cc", "anthropic-messages", b, a})
 		b = []byte(fmt.Sprintf(`{"model":"gpt","input":["SECRET-PROMPT %d"],"prompt_cache_key":"codex-thread"}`, i))
