@@ -189,3 +189,64 @@ func TestGatewayMemory(t *testing.T) {
 		t.Errorf("stats %+v", s)
 	}
 }
+
+// BenchmarkGatewayConcurrent runs 64 clients at once, each its own agent
+// session, posting 50 KB bodies with short streamed answers, straight to
+// the upstream and through the gateway (every append synced); it reports
+// exchanges per second and the time to the first answer byte.
+func BenchmarkGatewayConcurrent(b *testing.B) {
+	bodies := ssegen.ClaudeRequests(20)
+	up := newUpstream(&testing.T{}, []byte("event: message_start\ndata: {}\n\nevent: message_stop\ndata: {}\n\n"))
+	defer up.Close()
+	st := openSyncStore(b, filepath.Join(b.TempDir(), "s.db"))
+	defer st.Close()
+	gw, err := gateway.New(gateway.Options{Store: st, Upstreams: []gateway.Upstream{{Name: "up", URL: up.URL2()}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptestServer(gw)
+	defer srv.Close()
+	for _, target := range []struct{ name, url string }{{"direct", up.URL}, {"gateway", srv.URL}} {
+		b.Run(target.name, func(b *testing.B) {
+			const clients = 64
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+			var mu sync.Mutex
+			var ds []time.Duration
+			var next atomic.Int64
+			start := time.Now()
+			var wg sync.WaitGroup
+			for c := 0; c < clients; c++ {
+				wg.Add(1)
+				go func(c int) {
+					defer wg.Done()
+					for i := 0; next.Add(1) <= int64(b.N); i++ {
+						req, _ := http.NewRequest("POST", target.url+"/v1/messages", bytes.NewReader(bodies[i%len(bodies)]))
+						req.Header.Set("X-Claude-Code-Session-Id", "bench-"+strconv.Itoa(c))
+						t0 := time.Now()
+						resp, err := client.Do(req)
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						one := make([]byte, 1)
+						if _, err := io.ReadFull(resp.Body, one); err != nil {
+							b.Error(err)
+						}
+						d := time.Since(t0)
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						mu.Lock()
+						ds = append(ds, d)
+						mu.Unlock()
+					}
+				}(c)
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+			b.ReportMetric(float64(len(ds))/elapsed.Seconds(), "exchanges/s")
+			b.ReportMetric(float64(ds[len(ds)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
