@@ -75,6 +75,10 @@
 // request without an id goes to its upstream's session of this gateway
 // run ("run", Options.RunID, the upstream's name). A restarted gateway
 // continues an agent's session: it reads the session's chunks back first.
+// So does the gateway itself for a session it has not used for a while:
+// it keeps the writers of exchanges in flight and of the 128 sessions
+// used last, each holding its session's chunk digests, and drops the
+// others.
 // Lanes, conversation mapping and the cache audit (SPEC §15.2–§15.4) are
 // phase 2.
 //
@@ -83,7 +87,9 @@
 // If the store refuses or fails an append, the client gets 503 saying the
 // log is unavailable and nothing is forwarded; the failure is sticky:
 // every later recorded request gets 503 until the gateway is restarted
-// (Failed says why). With Options.FailOpen such requests are forwarded
+// (Failed says why); a conflict (another writer appended to the session,
+// on a shared PostgreSQL store) fails only its request, and the session is
+// read again. With Options.FailOpen such requests are forwarded
 // unrecorded, with a warning each. A store that fails while an answer
 // streams stops that answer's recording; the answer is still forwarded.
 // After a crash the session keeps the request (it was acknowledged before

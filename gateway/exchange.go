@@ -13,6 +13,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/wire/chunk"
 	"github.com/sessionlog/sessionlog/wire/recorded"
 )
@@ -65,6 +66,15 @@ func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
 		g.fail(err)
 		return err
 	}
+	if err := g.appendRequest(s, r, x); err != nil {
+		g.release(s)
+		return err
+	}
+	return nil
+}
+
+// appendRequest is logRequest's append to session s.
+func (g *Gateway) appendRequest(s *session, r *http.Request, x *exchange) error {
 	parts := chunk.Split(x.body)
 	q := recorded.Request{API: x.api, Method: x.method, Path: x.path, Headers: g.reqAllow.recordHeaders(r.Header),
 		Chunks: make([]recorded.Digest, len(parts)), Size: int64(len(x.body)), Digest: recorded.Sum(x.body)}
@@ -75,7 +85,7 @@ func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
 	defer s.mu.Unlock()
 	ctx := context.Background() // a client that leaves does not cancel its record
 	if err := s.load(ctx, g.opts.Store); err != nil {
-		g.fail(err)
+		g.storeFailed(err)
 		return err
 	}
 	now := g.millis()
@@ -110,7 +120,7 @@ func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
 	// Phase 2: the request's mapped events (SPEC §15.3) go here, after
 	// the wire/request, in the same append.
 	if err := s.appendEvents(ctx, g.opts.Store, evs); err != nil {
-		g.fail(err)
+		g.storeFailed(err)
 		return err
 	}
 	for d := range added {
@@ -119,6 +129,15 @@ func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
 	s.n++
 	x.sess, x.seq, x.n = s, seq, s.n
 	return nil
+}
+
+// storeFailed makes a store's failure sticky, except a conflict: another
+// writer appended to the session (a shared PostgreSQL store), and the
+// session is read again at its next use.
+func (g *Gateway) storeFailed(err error) {
+	if !errors.Is(err, eventlog.ErrConflict) {
+		g.fail(err)
+	}
 }
 
 // The causes of an upstream context's cancellation.
@@ -357,6 +376,7 @@ func (a *answer) flush(resp *recorded.Response) {
 		err = s.load(context.Background(), a.g.opts.Store)
 	}
 	if err != nil {
+		a.g.storeFailed(err)
 		a.pend, a.pendBytes, a.err = nil, 0, err
 		return
 	}
@@ -399,7 +419,7 @@ func (a *answer) flush(resp *recorded.Response) {
 		a.err = s.appendEvents(context.Background(), a.g.opts.Store, evs)
 	}
 	if a.err != nil {
-		a.g.fail(a.err)
+		a.g.storeFailed(a.err)
 		a.g.log.Error("an answer could not be recorded; it was forwarded whole", "session", s.id, "exchange", a.x.n)
 		return
 	}

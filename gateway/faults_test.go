@@ -301,3 +301,38 @@ func TestGatewayConcurrentAgents(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayManySessions: more agents than the gateway keeps writers
+// for: an idle writer is dropped and read back from the store when its
+// agent returns, whose exchanges then go on in the same session.
+func TestGatewayManySessions(t *testing.T) {
+	up := newUpstream(t, []byte("data: {}\n\n"))
+	r := newRig(t, gateway.Options{}, up)
+	const agents = 140 // more than the gateway keeps idle
+	for round := 0; round < 2; round++ {
+		for a := 0; a < agents; a++ {
+			b := []byte(fmt.Sprintf(`{"agent":%d,"round":%d,"history":"%s"}`, a, round, bytes.Repeat([]byte("x"), 2000)))
+			resp, _, err := r.post("/v1/messages", map[string]string{"X-Claude-Code-Session-Id": fmt.Sprint("agent-", a)}, b)
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("agent %d round %d: %v %v", a, round, resp, err)
+			}
+		}
+	}
+	r.gw.Wait()
+	if r.gw.Failed() != nil {
+		t.Fatal(r.gw.Failed())
+	}
+	if n := r.gw.Stats().Writers; n > 128 {
+		t.Errorf("the gateway holds %d writers, want at most 128", n)
+	}
+	ids := r.sessions()
+	if len(ids) != agents {
+		t.Fatalf("%d sessions, want %d", len(ids), agents)
+	}
+	for _, id := range ids {
+		s, probs := read(t, r.store, id)
+		if len(probs) != 0 || len(s.Exchanges()) != 2 {
+			t.Fatalf("session %s: %d exchanges, %v", id, len(s.Exchanges()), probs)
+		}
+	}
+}

@@ -65,6 +65,10 @@ type Stats struct {
 	FailedOpen int64
 	// Cut answers ended early (client, upstream, timeout, shutdown).
 	Cut int64
+	// Writers is the number of session writers held now: those of
+	// exchanges in flight, and up to 128 idle ones (each holds its
+	// session's chunk digests; a dropped one is read back when needed).
+	Writers int
 }
 
 // New returns a gateway over opts.Store.
@@ -143,7 +147,10 @@ func newTransport(dial time.Duration) *http.Transport {
 
 // Stats returns the counts so far.
 func (g *Gateway) Stats() Stats {
-	return Stats{Recorded: g.stats.recorded.Load(), Unrecorded: g.stats.unrecorded.Load(),
+	g.mu.Lock()
+	n := len(g.sessions)
+	g.mu.Unlock()
+	return Stats{Writers: n, Recorded: g.stats.recorded.Load(), Unrecorded: g.stats.unrecorded.Load(),
 		Refused: g.stats.refused.Load(), FailedOpen: g.stats.failedOpen.Load(), Cut: g.stats.cut.Load()}
 }
 
@@ -218,6 +225,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.forward(w, r, up, path, x)
 		return
 	}
+	defer g.release(x.sess)
 	g.stats.recorded.Add(1)
 	g.forward(w, r, up, path, x)
 }

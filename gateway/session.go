@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"sort"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
@@ -91,6 +93,12 @@ type session struct {
 	id     string
 	header codec.SessionHeader
 
+	// users counts the exchanges using the writer, lastUse is when one
+	// last began (both guarded by Gateway.mu): an idle writer may be
+	// dropped, and is read back from the store when needed again.
+	users   int
+	lastUse time.Time
+
 	mu     sync.Mutex
 	loaded bool
 	next   int64
@@ -114,6 +122,8 @@ func (g *Gateway) session(up *Upstream, agent, from string) (*session, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if s, ok := g.sessions[id]; ok {
+		s.users++
+		s.lastUse = g.now()
 		return s, nil
 	}
 	var o codec.Object
@@ -122,9 +132,34 @@ func (g *Gateway) session(up *Upstream, agent, from string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{id: id, header: h}
+	s := &session{id: id, header: h, users: 1, lastUse: g.now()}
 	g.sessions[id] = s
 	return s, nil
+}
+
+// maxIdleSessions bounds the writers kept while no exchange uses them:
+// each holds the digests of its session's chunks.
+const maxIdleSessions = 128
+
+// release ends an exchange's use of s, and drops the least recently used
+// idle writers past maxIdleSessions.
+func (g *Gateway) release(s *session) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s.users--
+	if len(g.sessions) <= maxIdleSessions {
+		return
+	}
+	var idle []*session
+	for _, t := range g.sessions {
+		if t.users == 0 {
+			idle = append(idle, t)
+		}
+	}
+	sort.Slice(idle, func(i, j int) bool { return idle[i].lastUse.Before(idle[j].lastUse) })
+	for _, t := range idle[:max(0, len(idle)-maxIdleSessions)] {
+		delete(g.sessions, t.id)
+	}
 }
 
 // load reads the session's state from the store, creating the session
