@@ -327,3 +327,33 @@ func TestGatewayHost(t *testing.T) {
 }
 
 var _ = recorded.TypeChunk
+
+// TestGatewayRecordAll: a request of no recorded API is forwarded and
+// counted, not recorded; with RecordAll it is recorded as api "other".
+func TestGatewayRecordAll(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		up := newUpstream(t, []byte(`{"data":[]}`))
+		r := newRig(t, gateway.Options{RecordAll: all}, up)
+		resp, err := http.Get(r.srv.URL + "/v1/models?limit=5")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != `{"data":[]}` || len(up.requests()) != 1 || up.requests()[0].uri != "/v1/models?limit=5" {
+			t.Fatalf("record-all %v: %q, upstream got %v", all, b, up.requests())
+		}
+		r.gw.Wait()
+		st := r.gw.Stats()
+		if !all {
+			if st.Unrecorded != 1 || st.Recorded != 0 || len(r.sessions()) != 0 {
+				t.Errorf("stats %+v, sessions %v; want one unrecorded and nothing stored", st, r.sessions())
+			}
+			continue
+		}
+		_, x := r.only(t)
+		if st.Recorded != 1 || x.Request.API != recorded.APIOther || x.Request.Method != "GET" || x.Request.Size != 0 {
+			t.Errorf("stats %+v, request %+v", st, x.Request)
+		}
+	}
+}

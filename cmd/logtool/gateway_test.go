@@ -423,9 +423,10 @@ func TestGatewayResident(t *testing.T) {
 func TestGatewayShutdownGrace(t *testing.T) {
 	for _, tt := range []struct {
 		name, grace, cut string
+		quiet            bool
 	}{
-		{"finishes", "20s", ""},
-		{"cut", "200ms", "shutdown"},
+		{"finishes", "20s", "", false},
+		{"cut", "200ms", "shutdown", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "sessions.db")
@@ -444,7 +445,11 @@ func TestGatewayShutdownGrace(t *testing.T) {
 				w.Write([]byte("data: last\n\n"))
 			}))
 			defer model.Close()
-			url, stop := startGateway(t, db, "--grace", tt.grace, "--upstream", model.URL)
+			args := []string{"--grace", tt.grace, "--upstream", model.URL}
+			if tt.quiet {
+				args = append(args, "--quiet")
+			}
+			url, stop := startGateway(t, db, args...)
 			got := make(chan error, 1)
 			var answer []byte
 			go func() {
@@ -457,7 +462,8 @@ func TestGatewayShutdownGrace(t *testing.T) {
 			}()
 			<-started
 			exited := make(chan int, 1)
-			go func() { c, _ := stop(); exited <- c }()
+			var stderr string
+			go func() { c, e := stop(); stderr = e; exited <- c }()
 			if tt.cut == "" {
 				time.Sleep(100 * time.Millisecond) // the gateway is shutting down
 				close(release)
@@ -465,6 +471,9 @@ func TestGatewayShutdownGrace(t *testing.T) {
 			err := <-got
 			if c := <-exited; c != 0 {
 				t.Fatalf("exit %d", c)
+			}
+			if lines := strings.Count(stderr, "msg=exchange"); (lines == 0) != tt.quiet {
+				t.Errorf("quiet %v, stderr:\n%s", tt.quiet, stderr)
 			}
 			if tt.cut == "" && (err != nil || string(answer) != "data: first\n\ndata: last\n\n") {
 				t.Errorf("answer %q, %v; want it whole", answer, err)
