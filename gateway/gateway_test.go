@@ -357,3 +357,58 @@ func TestGatewayRecordAll(t *testing.T) {
 		}
 	}
 }
+
+// TestGatewayRoute: with several upstreams, a first path segment naming
+// one selects it and is dropped; else the Anthropic family goes to
+// "anthropic", the rest to "openai"; an upstream's base path comes first.
+func TestGatewayRoute(t *testing.T) {
+	a, o, x := newUpstream(t, []byte("a")), newUpstream(t, []byte("o")), newUpstream(t, []byte("x"))
+	var ups []gateway.Upstream
+	for _, s := range []string{"anthropic=" + a.URL + "/base/", "openai=" + o.URL, x.URL} {
+		u, err := gateway.ParseUpstream(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ups = append(ups, u)
+	}
+	if ups[2].Name != "127.0.0.1" {
+		t.Errorf("a bare URL is named %q, want its host", ups[2].Name)
+	}
+	r := newRig(t, gateway.Options{Upstreams: ups})
+	for _, tt := range []struct {
+		path   string
+		hdr    map[string]string
+		answer string
+		uri    string
+	}{
+		{"/v1/messages?beta=true", map[string]string{"Anthropic-Version": "2023-06-01"}, "a", "/base/v1/messages?beta=true"},
+		{"/v1/messages/count_tokens", nil, "a", "/base/v1/messages/count_tokens"},
+		{"/v1/chat/completions", nil, "o", "/v1/chat/completions"},
+		{"/openai/v1/responses", map[string]string{"Anthropic-Version": "x"}, "o", "/v1/responses"},
+		{"/127.0.0.1/v1/responses", nil, "x", "/v1/responses"},
+		{"/anthropic/v1/a%2Fb", nil, "a", "/base/v1/a%2Fb"},
+	} {
+		_, b, err := r.post(tt.path, tt.hdr, []byte(`{}`))
+		if err != nil || string(b) != tt.answer {
+			t.Errorf("%s: answer %q, %v; want %q", tt.path, b, err, tt.answer)
+			continue
+		}
+		var got []received
+		switch tt.answer {
+		case "a":
+			got = a.requests()
+		case "o":
+			got = o.requests()
+		default:
+			got = x.requests()
+		}
+		if uri := got[len(got)-1].uri; uri != tt.uri {
+			t.Errorf("%s: the upstream got %s, want %s", tt.path, uri, tt.uri)
+		}
+	}
+	for _, bad := range []string{"ftp://h", "http://", "name=http://h?q=1", "bad name=http://h", "http://u:p@h"} {
+		if _, err := gateway.ParseUpstream(bad); err == nil {
+			t.Errorf("ParseUpstream(%q) accepted", bad)
+		}
+	}
+}
