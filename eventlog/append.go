@@ -241,6 +241,12 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 			head.Turns++
 		}
 	}
+	if cap(buf) > 2*len(buf)+4096 {
+		// Compressed records took far less than the room sized for
+		// them; the unapplied tail holds them until the applier has run,
+		// and counts their length, not this room: keep only the bytes.
+		buf = shrinkRecords(buf, recs)
+	}
 	head.Next += int64(len(decoded))
 	head.LastTime = decoded[len(decoded)-1].Time
 	head.Chain = ch.c
@@ -352,4 +358,16 @@ func (l *Log) state(ctx context.Context, session string) (*sessionState, error) 
 	}
 	l.cache.Replayed(ctx, head.Next)
 	return st, nil
+}
+
+// shrinkRecords copies the records in buf, which recs slice, into a
+// buffer of their exact size, and points recs at the copy.
+func shrinkRecords(buf []byte, recs [][]byte) []byte {
+	exact := make([]byte, 0, len(buf))
+	for i, r := range recs {
+		start := len(exact)
+		exact = append(exact, r...)
+		recs[i] = exact[start:len(exact):len(exact)]
+	}
+	return exact
 }

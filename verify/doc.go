@@ -4,7 +4,10 @@
 // validates appends with, the turn structure of SPEC §3.1 (warnings unless
 // strict), that every step rebuilds, and every recorded request digest,
 // including those a fork child inherited, which are checked with the id of
-// the session that wrote them.
+// the session that wrote them; and, in a session the recording gateway
+// wrote, that the recorded bytes add up (package wire/recorded: every
+// chunk's digest, every body's chunks, size and digest, every chunk used;
+// an exchange without an answer is a warning).
 //
 // Verify reads; it never writes. A session that cannot be rebuilt past a
 // damaged record is reported there, and its later records are still

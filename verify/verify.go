@@ -9,6 +9,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/rebuild"
+	"github.com/sessionlog/sessionlog/wire/recorded"
 )
 
 // Store is what verify reads. *eventlog.Log implements it.
@@ -38,6 +39,12 @@ const (
 	// a write a crash interrupted that was never acknowledged; always a
 	// warning (CheckWAL).
 	Torn
+	// Wire: the recorded bytes of a gateway session (SPEC §15.3) do not
+	// add up: a chunk whose digest is not its bytes, a body whose chunks
+	// are missing or do not make its size and digest, a chunk no record
+	// uses. An exchange without an answer (a crash, or a live stream) is
+	// a warning.
+	Wire
 )
 
 func (k Kind) String() string {
@@ -52,6 +59,8 @@ func (k Kind) String() string {
 		return "structure"
 	case Torn:
 		return "torn"
+	case Wire:
+		return "wire"
 	}
 	return "unknown"
 }
@@ -217,6 +226,7 @@ type walker struct {
 	writerOf  func(seq int64) (string, bool)
 	inherited map[int64]map[string][32]byte // step start → writer id → digest
 	structure rebuild.Structure
+	wire      recorded.Session
 	stopped   bool
 }
 
@@ -261,9 +271,17 @@ func (w *walker) add(ev *codec.Event) {
 			_ = b.Add(ev) // the session's own fold reports the error
 		}
 	}
+	w.wireProblems(w.wire.Add(ev))
 	if err := w.own.Add(ev); err != nil {
 		w.res.add(ev.Seq, Invalid, false, err, "%v", err)
 		w.stop()
+	}
+}
+
+// wireProblems reports the problems of the recorded bytes.
+func (w *walker) wireProblems(ps []recorded.Problem) {
+	for _, p := range ps {
+		w.res.add(p.Seq, Wire, p.Warning, nil, "%s", p.Message)
 	}
 }
 
@@ -272,6 +290,7 @@ func (w *walker) end() {
 	if w.stopped {
 		return
 	}
+	w.wireProblems(w.wire.End())
 	for _, b := range w.writers {
 		_ = b.End()
 	}

@@ -20,6 +20,7 @@
 //	demo                         import a built-in example session and show it
 //	copy --from DB --to DB       copy sessions between stores, checking chain hashes
 //	serve [--addr HOST:PORT]     the read-only audit web UI (package ui)
+//	gateway --upstream URL       record an agent's model traffic, byte for byte (SPEC §15)
 //
 // stdout carries only the requested output. Diagnostics go to stderr, and
 // errors are printed as "logtool: <message>", followed by hints on lines of

@@ -27,6 +27,11 @@ type replayOptions struct {
 	new bool
 	// wire is set by --wire: a renderer's name, or wireFromHeader.
 	wire string
+	// recorded prints the bytes a gateway recorded (SPEC §15.3), per
+	// exchange; response the answers instead of the requests; exchange
+	// is --exchange N (0: all).
+	recorded, response bool
+	exchange           int
 }
 
 // wireFromHeader is --wire without a name (or --wire auto): each step's
@@ -61,7 +66,16 @@ anthropic-messages; auto, the default: the one the step's config names in
 {"turn":T,"step":S,"stepStartSeq":B,"body":STRING|null}, body the exact
 body as a JSON string; raw prints the body bytes of one step alone (needs
 --step); text prints method, path and headers (the key left out), then the
-body.`,
+body.
+
+--wire --recorded prints, from a session the recording gateway wrote
+(logtool gateway, SPEC §15), the bytes recorded for each exchange, in
+the same forms; exchanges are numbered from 1 in log order (--exchange N
+selects one; raw needs it). json lines are
+{"exchange":N,"seq":S,"body":STRING|null}; text shows method, path and
+the recorded headers, then the body, with control characters escaped.
+--response prints the answers instead: seq is the wire/response's, body
+null when none was recorded; text shows status, headers and cut.`,
 		Args: replayArgs,
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("step") && opts.step == "" {
@@ -69,6 +83,9 @@ body.`,
 			}
 			if opts.wire != "" && len(args) == 2 {
 				opts.wire = args[1] // --wire NAME, the name given apart
+			}
+			if opts.recorded && opts.wire == "" {
+				opts.wire = wireFromHeader
 			}
 			if opts.wire != "" && !cmd.Flags().Changed("format") {
 				opts.format = "json"
@@ -81,6 +98,9 @@ body.`,
 	cmd.Flags().StringVar(&opts.format, "format", "text", "output `FORMAT`: text or json; with --wire: json, raw or text")
 	cmd.Flags().StringVar(&opts.wire, "wire", "", "print the provider body rendered by wire `NAME` (auto: each step's config wire)")
 	cmd.Flags().Lookup("wire").NoOptDefVal = wireFromHeader
+	cmd.Flags().BoolVar(&opts.recorded, "recorded", false, "with --wire: the bytes the recording gateway recorded, per exchange")
+	cmd.Flags().BoolVar(&opts.response, "response", false, "with --recorded: the answers instead of the requests")
+	cmd.Flags().IntVar(&opts.exchange, "exchange", 0, "with --recorded: only exchange `N` (from 1)")
 	return cmd
 }
 
@@ -112,6 +132,12 @@ func parseStep(s string) (stepName, error) {
 }
 
 func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _ io.Writer) error {
+	if opts.recorded {
+		return runReplayRecorded(ctx, opts, args[0], stdout)
+	}
+	if opts.response || opts.exchange != 0 {
+		return usagef("replay: --response and --exchange go with --wire --recorded")
+	}
 	if opts.wire != "" {
 		return runReplayWire(ctx, opts, args, stdout)
 	}

@@ -215,6 +215,7 @@ Exit codes: 0 ok, 1 failure or refused input, 2 usage, 130 interrupted.`,
 		newRunCmd(g, stdout, stderr),
 		newSalvageCmd(g, stdout, stderr),
 		newCopyCmd(g, stdout, stderr),
+		newGatewayCmd(g, stdout, stderr),
 	)
 	return root
 }

@@ -1,5 +1,8 @@
 // Package ssegen writes long, realistic Server-Sent Event streams of the
 // two wire APIs (SPEC §12.2, §12.3) and of the OpenAI Responses API
-// (§15.3) for benchmarks of the stream translators: reasoning, text and tool calls in small fragments, as live
-// models stream them. It is benchmark support; nothing ships with it.
+// (§15.3) for benchmarks of the stream translators: reasoning, text and
+// tool calls in small fragments, as live models stream them; and request
+// bodies shaped like Claude Code's and Codex's (ClaudeRequests,
+// CodexRequests), for the recording gateway's storage measures. It is
+// benchmark support; nothing ships with it.
 package ssegen

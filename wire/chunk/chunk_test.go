@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/sessionlog/sessionlog/internal/ssegen"
 	"github.com/sessionlog/sessionlog/wire/chunk"
 )
 
@@ -20,21 +21,6 @@ func randomBytes(seed uint64, n int) []byte {
 		b[i] = byte(r.Uint32())
 	}
 	return b
-}
-
-// words returns about n bytes of text from seed: words of a small
-// vocabulary with multi-byte characters among them, as prompts and tool
-// descriptions are.
-func words(seed uint64, n int) string {
-	vocab := []string{"the", "file", "function", "returns", "é", "naïve", "→", "日本語", "tool", "call",
-		"error", "😀", "path", "value", "strings", "{\"k\":1}", "\\n", "result", "context", "cache"}
-	r := rand.New(rand.NewPCG(seed, 2))
-	var sb strings.Builder
-	for sb.Len() < n {
-		sb.WriteString(vocab[r.IntN(len(vocab))])
-		sb.WriteByte(' ')
-	}
-	return sb.String()
 }
 
 // checkChunks fails t unless chunks concatenate to b, every chunk but the
@@ -67,7 +53,7 @@ func TestSplit(t *testing.T) {
 		{"at min", bytes.Repeat([]byte("a"), chunk.Min)},
 		{"zeros, cut at max", make([]byte, 5*chunk.Max+17)},
 		{"random", randomBytes(1, 1<<20)},
-		{"text", []byte(words(2, 1<<20))},
+		{"text", []byte(ssegen.Text(2, 1<<20))},
 		{"four-byte characters only", []byte(strings.Repeat("😀", 40000))},
 		{"continuation bytes, not UTF-8", bytes.Repeat([]byte{0x80}, 3*chunk.Max)},
 	}
@@ -129,7 +115,7 @@ func stored(bodies [][]byte) (raw, kept int) {
 // TestEdits checks that an insertion, a deletion or an edit in the middle
 // of a body changes the chunks around it and no others.
 func TestEdits(t *testing.T) {
-	base := []byte(words(5, 200<<10))
+	base := []byte(ssegen.Text(5, 200<<10))
 	mid := len(base) / 2
 	for !utf8.RuneStart(base[mid]) {
 		mid++
@@ -153,51 +139,6 @@ func TestEdits(t *testing.T) {
 	}
 }
 
-// claudeShaped returns n request bodies shaped like Claude Code's: model
-// and a growing message list first, then about 43 KB of system prompt and
-// tools; the last message carries a cache marker that moves on each
-// request, and a one-block message turns back into a plain string when the
-// marker leaves it.
-func claudeShaped(n int) [][]byte {
-	fixed := `"system":[{"type":"text","text":"` + words(10, 12<<10) + `","cache_control":{"type":"ephemeral"}}],` +
-		`"tools":[{"name":"Bash","description":"` + words(11, 31<<10) + `","input_schema":{"type":"object"}}],` +
-		`"metadata":{"user_id":"u1"},"thinking":{"type":"enabled","budget_tokens":1024},"stream":true}`
-	var msgs []string
-	var bodies [][]byte
-	for i := range n {
-		role := "user"
-		if i%2 == 1 {
-			role = "assistant"
-		}
-		msgs = append(msgs, `{"role":"`+role+`","content":`+strconv.Quote(words(uint64(100+i), 1500))+`}`)
-		last := msgs[len(msgs)-1]
-		text := last[strings.Index(last, `"content":`)+len(`"content":`) : len(last)-1]
-		marked := `{"role":"` + role + `","content":[{"type":"text","text":` + text + `,"cache_control":{"type":"ephemeral"}}]}`
-		all := append(append([]string(nil), msgs[:len(msgs)-1]...), marked)
-		bodies = append(bodies, []byte(`{"model":"claude-x","messages":[`+strings.Join(all, ",")+`],`+fixed))
-	}
-	return bodies
-}
-
-// codexShaped returns n request bodies shaped like Codex's: an input list
-// that only grows, then a client_metadata map whose keys come in another
-// order each time.
-func codexShaped(n int) [][]byte {
-	input := []string{`{"type":"additional_tools","tools":"` + words(20, 18<<10) + `"}`,
-		`{"type":"message","role":"developer","content":"` + words(21, 20<<10) + `"}`}
-	keys := []string{`"a":"1"`, `"b":"2"`, `"c":"3"`, `"d":"4"`, `"e":"5"`}
-	var bodies [][]byte
-	for i := range n {
-		input = append(input, `{"type":"message","role":"user","content":`+strconv.Quote(words(uint64(200+i), 1200))+`}`)
-		k := append([]string(nil), keys...)
-		r := rand.New(rand.NewPCG(uint64(i), 3))
-		r.Shuffle(len(k), func(a, b int) { k[a], k[b] = k[b], k[a] })
-		bodies = append(bodies, []byte(`{"model":"gpt-x","input":[`+strings.Join(input, ",")+
-			`],"stream":true,"prompt_cache_key":"s1","client_metadata":{`+strings.Join(k, ",")+`}}`))
-	}
-	return bodies
-}
-
 // TestSessions checks the gateway's storage target on the requests of
 // 50-step sessions shaped like the two agents': each shared byte stored
 // once, so that the chunks kept are at most 8% of the bytes sent.
@@ -206,8 +147,8 @@ func TestSessions(t *testing.T) {
 		name   string
 		bodies [][]byte
 	}{
-		{"claude-code", claudeShaped(50)},
-		{"codex", codexShaped(50)},
+		{"claude-code", ssegen.ClaudeRequests(50)},
+		{"codex", ssegen.CodexRequests(50)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			raw, kept := stored(tt.bodies)

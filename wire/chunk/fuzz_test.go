@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/sessionlog/sessionlog/internal/ssegen"
 	"github.com/sessionlog/sessionlog/wire/chunk"
 )
 
@@ -13,7 +14,7 @@ import (
 // (the cut depends on nothing but the bytes).
 func FuzzSplit(f *testing.F) {
 	f.Add([]byte(nil))
-	f.Add([]byte(words(7, 3*chunk.Max)))
+	f.Add([]byte(ssegen.Text(7, 3*chunk.Max)))
 	f.Add(randomBytes(8, 2*chunk.Max))
 	f.Add(bytes.Repeat([]byte("é"), chunk.Max))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/gateway"
+	"github.com/sessionlog/sessionlog/internal/loopback"
+	"github.com/spf13/cobra"
+)
+
+// gatewayMemoryLimit is the gateway's soft memory limit (Go's
+// GOMEMLIMIT, which wins when set): 64 clients streaming 20 MB answers
+// each keep about 120 MB live.
+const gatewayMemoryLimit = 160 << 20
+
+// gatewayOptions are the flags of logtool gateway.
+type gatewayOptions struct {
+	g             *globalOptions
+	listen        string
+	upstreams     []string
+	maxBody       int64
+	recordAll     bool
+	recordHeaders []string
+	sessionHeader string
+	failOpen      bool
+	allowRemote   bool
+	quiet         bool
+	grace         time.Duration
+	dial, first   time.Duration
+	idle          time.Duration
+}
+
+func newGatewayCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
+	opts := gatewayOptions{g: g}
+	cmd := &cobra.Command{
+		Use:   "gateway --listen 127.0.0.1:PORT --upstream URL [--upstream NAME=URL …]",
+		Short: "Record every request an agent sends its model, byte for byte, before forwarding it",
+		Long: `Run the recording gateway (SPEC §15): point an agent's base URL at it
+(ANTHROPIC_BASE_URL=http://127.0.0.1:PORT, OPENAI_BASE_URL=http://127.0.0.1:PORT/v1)
+and it forwards every request to the upstream and every answer back,
+unchanged and streamed, after the store has acknowledged the request.
+POST …/v1/messages, …/chat/completions and …/responses are recorded
+(--record-all records every request); answers are recorded as they stream.
+
+Each agent session (X-Claude-Code-Session-Id, session-id or thread-id
+header, a prompt_cache_key body field, or --session-header NAME) is a
+session of the store, gw-<digest of its id and the upstream's name>;
+requests without an id share one session per upstream and gateway run.
+Keys are never recorded: request and answer headers come from an
+allowlist (--record-header adds one), and authorization, x-api-key,
+x-goog-api-key, cookies and proxy-authorization can never be added.
+
+Upstreams: a bare URL is named by its host. With several, a first path
+segment naming one selects it (/NAME/v1/messages); else a request with an
+anthropic-version header or a path under /v1/messages goes to the one
+named "anthropic", any other to the one named "openai", else to the first.
+
+If the store cannot take a request, the client gets 503 and nothing is
+forwarded, and every later recorded request too until a restart
+(fail-closed); --fail-open forwards such requests unrecorded, warning on
+each. A body over --max-body gets 413. The gateway binds loopback only
+unless --allow-remote, and then answers 421 to a Host that is not a
+loopback name. It prints its URL on stdout and one line per exchange on
+stderr (session, exchange, api, sizes, status; never content; --quiet
+drops them). Ctrl-C or SIGTERM stops it: answers still streaming get
+--grace to end, then are cut and recorded as cut "shutdown".`,
+		Args: maxArgs(0),
+		RunE: g.action(func(cmd *cobra.Command, args []string) error {
+			return runGateway(cmd.Context(), opts, stdout, stderr)
+		}),
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.listen, "listen", "127.0.0.1:8380", "listen on `HOST:PORT`")
+	f.StringArrayVar(&opts.upstreams, "upstream", nil, "forward to `[NAME=]URL` (repeatable)")
+	f.Int64Var(&opts.maxBody, "max-body", gateway.DefaultMaxBody, "refuse (413) a recorded request body over `BYTES`")
+	f.BoolVar(&opts.recordAll, "record-all", false, "record every request, not only the three model APIs")
+	f.StringArrayVar(&opts.recordHeaders, "record-header", nil, "also record header `NAME` (repeatable)")
+	f.StringVar(&opts.sessionHeader, "session-header", "", "take the agent's session id from header `NAME` first")
+	f.BoolVar(&opts.failOpen, "fail-open", false, "forward requests unrecorded when the store fails (breaks model-visible = logged)")
+	f.BoolVar(&opts.allowRemote, "allow-remote", false, "allow a --listen address that is not loopback")
+	f.BoolVar(&opts.quiet, "quiet", false, "no line per exchange on stderr (warnings and errors still)")
+	f.DurationVar(&opts.grace, "grace", 30*time.Second, "on Ctrl-C or SIGTERM, how long answers in flight may still stream")
+	f.DurationVar(&opts.dial, "dial-timeout", gateway.DefaultDialTimeout, "bound on connecting to an upstream")
+	f.DurationVar(&opts.first, "first-byte-timeout", gateway.DefaultFirstByteTimeout, "bound on waiting for an upstream's answer to start")
+	f.DurationVar(&opts.idle, "idle-timeout", gateway.DefaultIdleTimeout, "bound on an upstream's silence while it answers")
+	return cmd
+}
+
+func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writer) (err error) {
+	if len(opts.upstreams) == 0 {
+		return usagef("gateway: give at least one --upstream URL")
+	}
+	if opts.maxBody <= 0 {
+		return usagef("gateway: --max-body must be positive")
+	}
+	var ups []gateway.Upstream
+	for _, s := range opts.upstreams {
+		u, err := gateway.ParseUpstream(s)
+		if err != nil {
+			return errors.Mark(err, ErrUsage)
+		}
+		ups = append(ups, u)
+	}
+	for _, h := range opts.recordHeaders {
+		if err := gateway.CheckRecordHeader(h); err != nil {
+			return errors.Mark(err, ErrUsage)
+		}
+	}
+	local := loopback.Addr(opts.listen)
+	if !local && !opts.allowRemote {
+		return errors.WithHint(usagef("gateway: --listen %s is not a loopback address: whoever reaches it uses your upstreams and is recorded", errors.Safe(opts.listen)),
+			"--allow-remote listens there anyway; 127.0.0.1:PORT keeps it on this machine")
+	}
+	st, err := opts.g.open(openCreate)
+	if err != nil {
+		return err // a store locked by another process stops the start
+	}
+	if opts.g.env.getenv("GOMEMLIMIT") == "" {
+		// Many answers streaming at once make garbage fast; a soft limit
+		// makes the collector keep the heap near what is live instead of
+		// letting it double.
+		debug.SetMemoryLimit(gatewayMemoryLimit)
+	}
+	defer closeStore(st, &err)
+	level := slog.LevelInfo
+	if opts.quiet {
+		level = slog.LevelWarn
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	gw, err := gateway.New(gateway.Options{Store: st, Upstreams: ups, MaxBody: opts.maxBody, RecordAll: opts.recordAll,
+		RecordHeaders: opts.recordHeaders, SessionHeader: opts.sessionHeader, FailOpen: opts.failOpen,
+		LoopbackHostsOnly: local, DialTimeout: opts.dial, FirstByteTimeout: opts.first, IdleTimeout: opts.idle,
+		Logger: logger})
+	if err != nil {
+		if errors.Is(err, gateway.ErrUsage) {
+			err = errors.Mark(err, ErrUsage)
+		}
+		return err
+	}
+	if opts.failOpen {
+		logger.Warn("--fail-open: requests the store cannot take are forwarded UNRECORDED; what the model receives may not be in the log")
+	}
+	ln, err := net.Listen("tcp", opts.listen)
+	if err != nil {
+		return errors.Wrapf(err, "gateway: listen on %s", errors.Safe(opts.listen))
+	}
+	hs := &http.Server{Handler: gw, ReadHeaderTimeout: 30 * time.Second}
+	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
+	if f, ok := stdout.(interface{ Sync() error }); ok {
+		_ = f.Sync()
+	}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	select {
+	case err := <-done:
+		gw.Stop()
+		gw.Wait()
+		return errors.Wrap(err, "gateway: serve")
+	case <-ctx.Done():
+	}
+	// Stop accepting; answers in flight get the grace, then are cut.
+	shut, cancel := context.WithTimeout(context.Background(), opts.grace)
+	defer cancel()
+	if serr := hs.Shutdown(shut); serr != nil {
+		// The grace is over: cut what still streams (recorded cut
+		// "shutdown"), give the handlers a moment to record it, then
+		// close every connection.
+		gw.Stop()
+		waited := make(chan struct{})
+		go func() { gw.Wait(); close(waited) }()
+		select {
+		case <-waited:
+		case <-time.After(5 * time.Second):
+		}
+		_ = hs.Close()
+	}
+	gw.Wait()
+	s := gw.Stats()
+	fmt.Fprintf(stderr, "logtool: gateway stopped: %d recorded, %d forwarded unrecorded, %d refused, %d failed open, %d cut\n",
+		s.Recorded, s.Unrecorded, s.Refused, s.FailedOpen, s.Cut)
+	if ferr := gw.Failed(); ferr != nil {
+		return errors.Wrap(ferr, "gateway: the store failed while it ran")
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/wire/recorded"
+)
+
+// runReplayRecorded is replay --wire --recorded: the bytes the recording
+// gateway recorded, per exchange (SPEC §15.3; phase 1 has no steps, so
+// exchanges are numbered from 1 in log order).
+func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdout io.Writer) (err error) {
+	switch {
+	case opts.wire != wireFromHeader:
+		return usagef("replay: --recorded prints the recorded bytes; it takes no renderer name")
+	case opts.step != "":
+		return errors.WithHint(usagef("replay: a recorded session's exchanges are not steps yet"), "--exchange N selects one")
+	case opts.new:
+		return usagef("replay: --new does not go with --recorded")
+	case opts.exchange < 0:
+		return usagef("replay: --exchange counts from 1")
+	}
+	switch opts.format {
+	case "json", "text":
+	case "raw":
+		if opts.exchange == 0 {
+			return usagef("--format raw prints one exchange's body: give --exchange N")
+		}
+	default:
+		return usagef("--format with --wire is json, raw or text, not %q", errors.Safe(opts.format))
+	}
+	st, err := opts.g.open(openRead)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, &err)
+	if _, err := sessionHead(ctx, st, opts.g.name(), id); err != nil {
+		return err
+	}
+	it, err := st.Scan(ctx, id, 0)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	var s recorded.Session
+	for {
+		ev, err := it.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		s.Add(&ev) // verify reports what does not add up
+	}
+	xs := s.Exchanges()
+	if opts.exchange > len(xs) {
+		return errors.Mark(errors.Newf("session %s has %d recorded exchanges, not %d",
+			errors.Safe(id), errors.Safe(len(xs)), errors.Safe(opts.exchange)), eventlog.ErrNotFound)
+	}
+	if len(xs) == 0 && opts.format != "json" {
+		return errors.Mark(errors.Newf("session %s has no recorded exchanges", errors.Safe(id)), eventlog.ErrNotFound)
+	}
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	var body bytes.Buffer
+	for _, x := range xs {
+		if opts.exchange != 0 && x.N != opts.exchange {
+			continue
+		}
+		seq, chunks, has := x.Seq, x.Request.Chunks, true
+		if opts.response {
+			seq, chunks, has = x.ResponseSeq, x.Response.Chunks, x.ResponseSeq >= 0 && x.Response.Body
+			if x.ResponseSeq < 0 {
+				seq = x.Seq
+			}
+		}
+		body.Reset()
+		if has {
+			if err := s.WriteBody(&body, chunks); err != nil {
+				return errors.Wrapf(err, "exchange %d", errors.Safe(x.N))
+			}
+		}
+		switch opts.format {
+		case "raw":
+			if !has {
+				return errors.Mark(errors.Newf("exchange %d has no recorded answer", errors.Safe(x.N)), eventlog.ErrNotFound)
+			}
+			w.Write(body.Bytes())
+		case "text":
+			writeRecordedText(w, x, opts.response, has, body.Bytes())
+		default:
+			b := append([]byte(`{"exchange":`), strconv.Itoa(x.N)...)
+			b = append(append(b, `,"seq":`...), strconv.FormatInt(seq, 10)...)
+			b = append(b, `,"body":`...)
+			if has {
+				b = codec.AppendJSONString(b, body.Bytes())
+			} else {
+				b = append(b, "null"...)
+			}
+			w.Write(append(b, "}\n"...))
+		}
+	}
+	return w.Flush()
+}
+
+// writeRecordedText writes an exchange's request (or answer) for people;
+// everything that came from a client or a server is escaped.
+func writeRecordedText(w *bufio.Writer, x recorded.Exchange, response, has bool, body []byte) {
+	if !response {
+		q := x.Request
+		fmt.Fprintf(w, "== exchange %d (wire/request at seq %d)  api %s\n%s %s\n", x.N, x.Seq, termSafe(q.API), termSafe(q.Method), termSafe(q.Path))
+		writeFields(w, q.Headers)
+	} else {
+		if x.ResponseSeq < 0 {
+			fmt.Fprintf(w, "== exchange %d: no answer recorded (the gateway stopped before it ended)\n\n", x.N)
+			return
+		}
+		p := x.Response
+		fmt.Fprintf(w, "== exchange %d answer (wire/response at seq %d)\nstatus %d", x.N, x.ResponseSeq, p.Status)
+		if p.Cut != "" {
+			fmt.Fprintf(w, "  cut: %s", termSafe(p.Cut))
+		}
+		w.WriteString("\n")
+		writeFields(w, p.Headers)
+		if !has {
+			w.WriteString("\n(no body: no answer came from the upstream)\n\n")
+			return
+		}
+	}
+	w.WriteString("\n")
+	w.WriteString(termSafe(string(body)))
+	w.WriteString("\n\n")
+}
+
+func writeFields(w *bufio.Writer, fs []recorded.Field) {
+	for _, f := range fs {
+		fmt.Fprintf(w, "%s: %s\n", termSafe(f.Name), termSafe(f.Value))
+	}
+}
+
+// termSafe returns s with what a terminal would act on escaped: control
+// characters but newline and tab, DEL, C1 controls and bytes that are not
+// UTF-8, as \xHH or \u00HH.
+func termSafe(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b []byte
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b = fmt.Appendf(b, `\x%02x`, s[i])
+		case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r < 0xa0:
+			b = fmt.Appendf(b, `\u%04x`, r)
+		default:
+			b = append(b, s[i:i+n]...)
+		}
+		i += n
+	}
+	return string(b)
+}

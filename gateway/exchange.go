@@ -1,0 +1,449 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"hash"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/wire/chunk"
+	"github.com/sessionlog/sessionlog/wire/recorded"
+)
+
+// exchange is one recorded request and its answer: the place where the
+// events of both are built. (Phase 2 adds here the mapped events of SPEC
+// §15.3, appended with the wire/request and with the wire/response.)
+type exchange struct {
+	api, method, path string
+	body              []byte
+	start             time.Time
+
+	// sess is nil for an exchange forwarded unrecorded (fail-open).
+	sess *session
+	// seq is the wire/request's seq, n the exchange's number in its
+	// session (from 1).
+	seq int64
+	n   int
+}
+
+var errTooLarge = errors.New("gateway: body too large")
+
+// readBody reads a request body of at most limit bytes.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	size := 0
+	if r.ContentLength > 0 {
+		size = int(r.ContentLength)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size+1))
+	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > limit {
+		return nil, errTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+// logRequest appends the request's new chunks and its wire/request to its
+// session, and returns once the store has acknowledged them (SPEC §15.1,
+// log first). Any failure is the sticky one.
+func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
+	if err := g.Failed(); err != nil {
+		return err
+	}
+	agent, from := g.agentID(r.Header, x.body)
+	s, err := g.session(up, agent, from)
+	if err != nil {
+		g.fail(err)
+		return err
+	}
+	if err := g.appendRequest(s, r, x); err != nil {
+		g.release(s)
+		return err
+	}
+	return nil
+}
+
+// appendRequest is logRequest's append to session s.
+func (g *Gateway) appendRequest(s *session, r *http.Request, x *exchange) error {
+	parts := chunk.Split(x.body)
+	q := recorded.Request{API: x.api, Method: x.method, Path: x.path, Headers: g.reqAllow.recordHeaders(r.Header),
+		Chunks: make([]recorded.Digest, len(parts)), Size: int64(len(x.body)), Digest: recorded.Sum(x.body)}
+	for i, p := range parts {
+		q.Chunks[i] = recorded.Sum(p)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ctx := context.Background() // a client that leaves does not cancel its record
+	if err := s.load(ctx, g.opts.Store); err != nil {
+		g.storeFailed(err)
+		return err
+	}
+	now := g.millis()
+	seq := s.next
+	evs := make([]codec.Event, 0, len(parts)+1)
+	added := map[recorded.Digest]bool{}
+	var o codec.Object
+	for i, p := range parts {
+		d := q.Chunks[i]
+		if _, ok := s.have[d]; ok || added[d] {
+			continue
+		}
+		added[d] = true
+		o.Reset()
+		recorded.AppendChunk(&o, d, p)
+		ev, err := codec.NewEvent(recorded.TypeChunk, seq, now, o.Bytes(), codec.SurfaceOp{}, nil)
+		if err != nil {
+			g.fail(err)
+			return err
+		}
+		evs = append(evs, ev)
+		seq++
+	}
+	o.Reset()
+	q.AppendData(&o)
+	ev, err := codec.NewEvent(recorded.TypeRequest, seq, now, o.Bytes(), codec.SurfaceOp{}, nil)
+	if err != nil {
+		g.fail(err)
+		return err
+	}
+	evs = append(evs, ev)
+	// Phase 2: the request's mapped events (SPEC §15.3) go here, after
+	// the wire/request, in the same append.
+	if err := s.appendEvents(ctx, g.opts.Store, evs); err != nil {
+		g.storeFailed(err)
+		return err
+	}
+	for d := range added {
+		s.have[d] = struct{}{}
+	}
+	s.n++
+	x.sess, x.seq, x.n = s, seq, s.n
+	return nil
+}
+
+// storeFailed makes a store's failure sticky, except a conflict: another
+// writer appended to the session (a shared PostgreSQL store), and the
+// session is read again at its next use.
+func (g *Gateway) storeFailed(err error) {
+	if !errors.Is(err, eventlog.ErrConflict) {
+		g.fail(err)
+	}
+}
+
+// The causes of an upstream context's cancellation.
+var (
+	errShutdown = errors.New("gateway: shutting down")
+	errIdle     = errors.New("gateway: the upstream sent nothing for too long")
+	errClient   = errors.New("gateway: the client went away")
+)
+
+// bufPool holds the copy buffers of answers.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// forward sends the request upstream and streams the answer back,
+// recording it when x is a recorded exchange (x.sess set). body is x's
+// body when it was read, else the request's body streams through.
+func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, up *Upstream, path string, x *exchange) {
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	stopWatch := context.AfterFunc(g.stop, func() { cancel(errShutdown) })
+	defer stopWatch()
+	timer := time.AfterFunc(g.opts.FirstByteTimeout, func() { cancel(errIdle) })
+	defer timer.Stop()
+
+	var body io.Reader = r.Body
+	size := r.ContentLength
+	if x != nil {
+		body, size = bytes.NewReader(x.body), int64(len(x.body))
+	}
+	out, err := http.NewRequestWithContext(ctx, r.Method, upstreamURL(up, path, r.URL.RawQuery), body)
+	if err != nil {
+		g.refuse(w, http.StatusBadGateway, "gateway: the upstream URL could not be built")
+		return
+	}
+	out.ContentLength = size // -1: unknown, streamed
+	if size == 0 {
+		out.Body = http.NoBody
+	}
+	copyHeader(out.Header, r.Header)
+	out.Header.Set("Accept-Encoding", "identity")
+	if _, ok := out.Header["User-Agent"]; !ok {
+		out.Header["User-Agent"] = nil // Go would add its own
+	}
+	var rec *answer
+	if x != nil && x.sess != nil {
+		rec = &answer{g: g, x: x, h: sha256.New()}
+	}
+	resp, err := g.transport.RoundTrip(out)
+	if err != nil {
+		cut := g.cause(ctx, r, false)
+		if rec != nil {
+			rec.finish(recorded.Response{Status: 0, Cut: cut})
+		}
+		g.stats.cut.Add(1)
+		switch cut {
+		case recorded.CutClient:
+		case recorded.CutTimeout:
+			g.refuse(w, http.StatusGatewayTimeout, "gateway: the upstream did not answer in time")
+		case recorded.CutShutdown:
+			g.refuse(w, http.StatusServiceUnavailable, "gateway: shutting down")
+		default:
+			g.refuse(w, http.StatusBadGateway, "gateway: the upstream could not be reached")
+		}
+		g.status(x, 0, 0, cut)
+		return
+	}
+	defer resp.Body.Close()
+	timer.Reset(g.opts.IdleTimeout)
+
+	hdr := w.Header()
+	copyHeader(hdr, resp.Header)
+	for _, k := range []string{"Date", "Content-Type"} {
+		if _, ok := resp.Header[k]; !ok {
+			hdr[k] = nil // Go's server would add its own
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush()
+
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	clientGone := false
+	var cut string
+	for {
+		n, rerr := resp.Body.Read(buf)
+		if n > 0 {
+			timer.Reset(g.opts.IdleTimeout)
+			if rec != nil {
+				rec.write(buf[:n])
+			}
+			if !clientGone {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					clientGone = true
+				} else if ferr := rc.Flush(); ferr != nil {
+					clientGone = true
+				}
+				if clientGone {
+					cancel(errClient)
+				}
+			}
+		}
+		if rerr == io.EOF && !clientGone {
+			break
+		}
+		if rerr != nil || clientGone {
+			cut = g.cause(ctx, r, clientGone)
+			break
+		}
+	}
+	if rec != nil {
+		rec.finish(recorded.Response{Status: resp.StatusCode, Headers: g.respAllow.recordHeaders(resp.Header),
+			Body: true, Streamed: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"), Cut: cut})
+	}
+	var got int64
+	if rec != nil {
+		got = rec.size
+	}
+	g.status(x, resp.StatusCode, got, cut)
+	if cut != "" {
+		g.stats.cut.Add(1)
+		if cut != recorded.CutClient {
+			// The client must see the cut: end the connection without
+			// ending the body.
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+// cause names why an upstream exchange ended early.
+func (g *Gateway) cause(ctx context.Context, r *http.Request, clientGone bool) string {
+	switch c := context.Cause(ctx); {
+	case errors.Is(c, errShutdown) || g.stop.Err() != nil:
+		return recorded.CutShutdown
+	case errors.Is(c, errIdle):
+		return recorded.CutTimeout
+	case clientGone || errors.Is(c, errClient) || r.Context().Err() != nil:
+		return recorded.CutClient
+	}
+	return recorded.CutUpstream
+}
+
+// upstreamURL is the URL a request goes to: the upstream's base, the
+// request's path and query.
+func upstreamURL(up *Upstream, path, rawQuery string) string {
+	u := *up.URL
+	base := u.EscapedPath()
+	u.Path, u.RawPath = "", ""
+	s := u.String() + base + path
+	if rawQuery != "" {
+		s += "?" + rawQuery
+	}
+	return s
+}
+
+// status logs an exchange's line.
+func (g *Gateway) status(x *exchange, status int, answer int64, cut string) {
+	if x == nil {
+		return
+	}
+	args := []any{"api", x.api, "status", status, "request", len(x.body), "response", answer}
+	if x.sess != nil {
+		args = append([]any{"session", x.sess.id, "exchange", x.n}, args...)
+	} else {
+		args = append(args, "recorded", false)
+	}
+	if cut != "" {
+		args = append(args, "cut", cut)
+	}
+	args = append(args, "ms", g.now().Sub(x.start).Milliseconds())
+	g.log.Info("exchange", args...)
+}
+
+// answerBatch is how many bytes of new chunks an answer gathers before it
+// appends them (while it streams): it bounds an answer's memory.
+const answerBatch = 64 << 10
+
+// answer records an answer as it streams: it cuts the bytes into chunks
+// as soon as a cut is final, appends the new ones in batches, and keeps
+// only the chunks' digests and a running SHA-256, never the answer.
+type answer struct {
+	g    *Gateway
+	x    *exchange
+	tail []byte // bytes not cut yet
+	// pend are chunks not appended yet; pendBytes their size.
+	pend      [][]byte
+	pendBytes int
+	ds        []recorded.Digest
+	h         hash.Hash
+	size      int64
+	// err stops the recording (the store failed); forwarding goes on.
+	err error
+}
+
+// write takes the next bytes of the answer.
+func (a *answer) write(p []byte) {
+	a.h.Write(p)
+	a.size += int64(len(p))
+	if a.err != nil {
+		return
+	}
+	a.tail = append(a.tail, p...)
+	// A cut is final once Max bytes follow its start: Next looks no
+	// further.
+	off := 0
+	for len(a.tail)-off > chunk.Max {
+		n := chunk.Next(a.tail[off:])
+		a.add(a.tail[off : off+n])
+		off += n
+	}
+	a.tail = append(a.tail[:0], a.tail[off:]...)
+	if a.pendBytes >= answerBatch {
+		a.flush(nil)
+	}
+}
+
+// add takes a cut chunk.
+func (a *answer) add(c []byte) {
+	d := recorded.Sum(c)
+	a.ds = append(a.ds, d)
+	a.pend = append(a.pend, append([]byte(nil), c...))
+	a.pendBytes += len(c)
+}
+
+// flush appends the pending chunks the session does not hold yet, and
+// resp (when not nil) after them.
+func (a *answer) flush(resp *recorded.Response) {
+	s := a.x.sess
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := a.err
+	if err == nil {
+		err = a.g.Failed()
+	}
+	if err == nil {
+		err = s.load(context.Background(), a.g.opts.Store)
+	}
+	if err != nil {
+		a.g.storeFailed(err)
+		a.pend, a.pendBytes, a.err = nil, 0, err
+		return
+	}
+	now := a.g.millis()
+	seq := s.next
+	var evs []codec.Event
+	added := map[recorded.Digest]bool{}
+	var o codec.Object
+	build := func(typ string, data []byte) bool {
+		ev, err := codec.NewEvent(typ, seq, now, data, codec.SurfaceOp{}, nil)
+		if err != nil {
+			a.err = err
+			return false
+		}
+		evs = append(evs, ev)
+		seq++
+		return true
+	}
+	for _, c := range a.pend {
+		d := recorded.Sum(c)
+		if _, ok := s.have[d]; ok || added[d] {
+			continue
+		}
+		added[d] = true
+		o.Reset()
+		recorded.AppendChunk(&o, d, c)
+		if !build(recorded.TypeChunk, o.Bytes()) {
+			break
+		}
+	}
+	if resp != nil && a.err == nil {
+		o.Reset()
+		resp.AppendData(&o)
+		build(recorded.TypeResponse, o.Bytes())
+		// Phase 2: the answer's mapped events go here, in the same
+		// append.
+	}
+	a.pend, a.pendBytes = a.pend[:0], 0
+	if a.err == nil {
+		a.err = s.appendEvents(context.Background(), a.g.opts.Store, evs)
+	}
+	if a.err != nil {
+		a.g.storeFailed(a.err)
+		a.g.log.Error("an answer could not be recorded; it was forwarded whole", "session", s.id, "exchange", a.x.n)
+		return
+	}
+	for d := range added {
+		s.have[d] = struct{}{}
+	}
+}
+
+// finish cuts the rest of the answer and appends it with its
+// wire/response, whose Request, Chunks, Size and Digest it fills.
+func (a *answer) finish(resp recorded.Response) {
+	if a.err == nil {
+		for off := 0; off < len(a.tail); {
+			n := chunk.Next(a.tail[off:])
+			a.add(a.tail[off : off+n])
+			off += n
+		}
+		a.tail = nil
+	}
+	resp.Request = a.x.seq
+	if resp.Body {
+		resp.Chunks, resp.Size, resp.Digest = a.ds, a.size, recorded.Digest(a.h.Sum(nil))
+	} else {
+		resp.Digest = recorded.Sum(nil)
+	}
+	a.flush(&resp)
+}

@@ -1,0 +1,114 @@
+package verify_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/verify"
+	"github.com/sessionlog/sessionlog/wire/recorded"
+)
+
+// wireEvents builds the events of a recorded session: each step is a
+// chunk (its bytes), a request or a response naming bodies by their
+// chunks' bytes; a digest override makes one lie.
+type wireStep struct {
+	typ     string
+	bytes   []byte   // a chunk's
+	parts   []string // a body's chunks
+	request int64    // a response's request seq
+	lie     bool     // the chunk's or body's digest is wrong
+}
+
+func wireSession(t *testing.T, steps []wireStep) []codec.Event {
+	t.Helper()
+	var evs []codec.Event
+	for i, st := range steps {
+		var o codec.Object
+		var ds []recorded.Digest
+		var all []byte
+		for _, p := range st.parts {
+			ds = append(ds, recorded.Sum([]byte(p)))
+			all = append(all, p...)
+		}
+		sum := recorded.Sum(all)
+		if st.lie {
+			sum[0] ^= 1
+		}
+		switch st.typ {
+		case recorded.TypeChunk:
+			d := recorded.Sum(st.bytes)
+			if st.lie {
+				d[0] ^= 1
+			}
+			recorded.AppendChunk(&o, d, st.bytes)
+		case recorded.TypeRequest:
+			q := recorded.Request{API: "openai-chat", Method: "POST", Path: "/v1/chat/completions", Chunks: ds, Size: int64(len(all)), Digest: sum}
+			q.AppendData(&o)
+		case recorded.TypeResponse:
+			p := recorded.Response{Request: st.request, Status: 200, Body: true, Chunks: ds, Size: int64(len(all)), Digest: sum}
+			p.AppendData(&o)
+		}
+		ev, err := codec.NewEvent(st.typ, int64(i), 1, o.Bytes(), codec.SurfaceOp{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// TestVerifyWire: verify checks a gateway session's recorded bytes, with
+// findings that name the seq.
+func TestVerifyWire(t *testing.T) {
+	chunk := func(s string) wireStep { return wireStep{typ: recorded.TypeChunk, bytes: []byte(s)} }
+	req := func(parts ...string) wireStep { return wireStep{typ: recorded.TypeRequest, parts: parts} }
+	resp := func(at int64, parts ...string) wireStep {
+		return wireStep{typ: recorded.TypeResponse, parts: parts, request: at}
+	}
+	tests := []struct {
+		name  string
+		steps []wireStep
+		want  []string // findings and warnings, as "seq kind level"
+	}{
+		{"clean", []wireStep{chunk("ab"), chunk("\xff\xfe"), req("ab", "\xff\xfe", "ab"), chunk("cd"), resp(2, "cd", "ab")}, nil},
+		{"chunk digest", []wireStep{func() wireStep { c := chunk("ab"); c.lie = true; return c }(), req()}, []string{"0 wire finding", "1 wire warning"}},
+		{"missing chunk", []wireStep{chunk("ab"), req("ab", "zz")}, []string{"1 wire finding", "1 wire warning"}},
+		// The chunk after the unanswered request counts as its partial answer.
+		{"chunk after its use", []wireStep{req("ab"), chunk("ab")}, []string{"0 wire finding", "0 wire warning", "0 wire warning"}},
+		{"body digest", []wireStep{chunk("ab"), func() wireStep { r := req("ab"); r.lie = true; return r }()}, []string{"1 wire finding", "1 wire warning"}},
+		{"unused chunk", []wireStep{chunk("ab"), chunk("cd"), req("ab"), resp(2, "ab")}, []string{"1 wire finding"}},
+		{"answer of nothing", []wireStep{chunk("ab"), resp(0, "ab")}, []string{"1 wire finding"}},
+		{"answered twice", []wireStep{chunk("ab"), req("ab"), resp(1, "ab"), resp(1, "ab")}, []string{"3 wire finding"}},
+		{"crash mid-answer", []wireStep{chunk("ab"), req("ab"), chunk("partial")}, []string{"1 wire warning", "1 wire warning"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openStore(t)
+			h := codec.NewSessionHeader("gw-1", 1, "", "", 0)
+			if err := s.Create(context.Background(), h); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Append(context.Background(), "gw-1", wireSession(t, tt.steps)); err != nil {
+				t.Fatal(err)
+			}
+			res := mustVerify(t, s, "gw-1", verify.Options{Strict: true})
+			var got []string
+			for _, f := range res.Findings {
+				level := "finding"
+				if f.Warning {
+					level = "warning"
+				}
+				got = append(got, fmt.Sprintf("%d %s %s", f.Seq, f.Kind, level))
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("findings %q, want %q\n%v", got, tt.want, res.Findings)
+			}
+			if res.Failed() != (len(tt.want) > 0 && !strings.HasSuffix(tt.want[0], "warning")) {
+				t.Errorf("Failed() = %v", res.Failed())
+			}
+		})
+	}
+}

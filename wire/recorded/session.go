@@ -1,0 +1,188 @@
+package recorded
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+)
+
+// Exchange is one recorded request and its answer, if one was recorded.
+type Exchange struct {
+	// N numbers the session's exchanges from 1, in the order of their
+	// wire/request events.
+	N int
+	// Seq is the wire/request's seq.
+	Seq     int64
+	Request Request
+	// ResponseSeq is the wire/response's seq, -1 when there is none (the
+	// gateway stopped before the answer ended, or is still streaming).
+	ResponseSeq int64
+	Response    Response
+}
+
+// Problem is something a session's wire events break: a finding, or a
+// warning (an exchange without an answer, which a crash or a live stream
+// leaves). Messages name seqs, sizes and digest prefixes, never content.
+type Problem struct {
+	Seq     int64
+	Warning bool
+	Message string
+}
+
+// Session reads a session's events in seq order (Add), keeps the bytes of
+// its chunks and its exchanges, and checks the rules of SPEC §15.3: every
+// chunk's digest is its bytes' SHA-256; every chunk a wire/request or
+// wire/response names was recorded before it; a body's chunks
+// concatenate to its size and digest; a wire/response answers a
+// wire/request that has no answer yet; and (End) every chunk is used.
+// It holds the session's distinct chunk bytes in memory. The zero value
+// is ready to use.
+type Session struct {
+	chunks    map[Digest]*chunk
+	exchanges []Exchange
+	bySeq     map[int64]int // wire/request seq → index in exchanges
+	order     []Digest      // the chunks, in log order
+}
+
+type chunk struct {
+	seq  int64
+	b    []byte
+	used bool
+}
+
+// Exchanges returns the exchanges read so far, in log order.
+func (s *Session) Exchanges() []Exchange { return s.exchanges }
+
+// Add reads the next event of the session; events of other types are
+// ignored. It returns what the event breaks (nil when nothing).
+func (s *Session) Add(ev *codec.Event) []Problem {
+	if s.chunks == nil {
+		s.chunks, s.bySeq = map[Digest]*chunk{}, map[int64]int{}
+	}
+	switch ev.Type {
+	case TypeChunk:
+		d, b, err := DecodeChunk(ev)
+		if err != nil {
+			return []Problem{{Seq: ev.Seq, Message: err.Error()}}
+		}
+		if got := Sum(b); got != d {
+			return []Problem{{Seq: ev.Seq, Message: fmt.Sprintf("wire/chunk %s… holds %d bytes whose digest is %s…", d.Short(), len(b), got.Short())}}
+		}
+		if _, ok := s.chunks[d]; !ok {
+			s.chunks[d] = &chunk{seq: ev.Seq, b: b}
+			s.order = append(s.order, d)
+		}
+	case TypeRequest:
+		q, err := DecodeRequest(ev)
+		s.bySeq[ev.Seq] = len(s.exchanges)
+		s.exchanges = append(s.exchanges, Exchange{N: len(s.exchanges) + 1, Seq: ev.Seq, Request: q, ResponseSeq: -1})
+		if err != nil {
+			return []Problem{{Seq: ev.Seq, Message: err.Error()}}
+		}
+		return s.body(ev.Seq, "wire/request", q.Chunks, q.Size, q.Digest)
+	case TypeResponse:
+		p, err := DecodeResponse(ev)
+		if err != nil {
+			return []Problem{{Seq: ev.Seq, Message: err.Error()}}
+		}
+		var out []Problem
+		i, ok := s.bySeq[p.Request]
+		switch {
+		case !ok:
+			out = append(out, Problem{Seq: ev.Seq, Message: fmt.Sprintf("wire/response answers seq %d, which is no earlier wire/request", p.Request)})
+		case s.exchanges[i].ResponseSeq >= 0:
+			out = append(out, Problem{Seq: ev.Seq, Message: fmt.Sprintf("wire/response answers the wire/request at seq %d, answered already at seq %d", p.Request, s.exchanges[i].ResponseSeq)})
+		default:
+			s.exchanges[i].ResponseSeq, s.exchanges[i].Response = ev.Seq, p
+		}
+		if !p.Body {
+			if p.Size != 0 || p.Digest != Sum(nil) {
+				out = append(out, Problem{Seq: ev.Seq, Message: "wire/response without a body (chunks null) has a size or digest"})
+			}
+			return out
+		}
+		return append(out, s.body(ev.Seq, "wire/response", p.Chunks, p.Size, p.Digest)...)
+	}
+	return nil
+}
+
+// body checks a body's chunks and marks them used.
+func (s *Session) body(seq int64, what string, ds []Digest, size int64, want Digest) []Problem {
+	h := sha256.New()
+	var n int64
+	var out []Problem
+	for i, d := range ds {
+		c, ok := s.chunks[d]
+		if !ok {
+			out = append(out, Problem{Seq: seq, Message: fmt.Sprintf("%s chunk %d (%s…) is not recorded before it", what, i, d.Short())})
+			continue
+		}
+		c.used = true
+		h.Write(c.b)
+		n += int64(len(c.b))
+	}
+	if out != nil {
+		return out
+	}
+	if n != size {
+		return []Problem{{Seq: seq, Message: fmt.Sprintf("%s chunks hold %d bytes, its size says %d", what, n, size)}}
+	}
+	if got := Digest(h.Sum(nil)); got != want {
+		return []Problem{{Seq: seq, Message: fmt.Sprintf("%s chunks' digest is %s…, its digest says %s…", what, got.Short(), want.Short())}}
+	}
+	return nil
+}
+
+// End reports what only the whole session shows: a wire/chunk no
+// wire/request or wire/response uses (a finding), and each exchange
+// without an answer (a warning: the gateway stopped, crashed or is still
+// streaming). Chunks recorded after such an exchange's request are its
+// answer's so far; unused, they are part of that warning, not findings.
+func (s *Session) End() []Problem {
+	var out []Problem
+	firstOpen := int64(-1)
+	for _, x := range s.exchanges {
+		if x.ResponseSeq < 0 {
+			if firstOpen < 0 {
+				firstOpen = x.Seq
+			}
+			out = append(out, Problem{Seq: x.Seq, Warning: true,
+				Message: fmt.Sprintf("exchange %d has no wire/response: the gateway stopped before the answer ended, or is still streaming it", x.N)})
+		}
+	}
+	unusedAfterOpen := 0
+	for _, d := range s.order {
+		c := s.chunks[d]
+		switch {
+		case c.used:
+		case firstOpen >= 0 && c.seq > firstOpen:
+			unusedAfterOpen++
+		default:
+			out = append(out, Problem{Seq: c.seq, Message: "wire/chunk used by no wire/request or wire/response"})
+		}
+	}
+	if unusedAfterOpen > 0 {
+		out = append(out, Problem{Seq: firstOpen, Warning: true,
+			Message: fmt.Sprintf("%d wire/chunk events after it are used by no record yet: the partial answer of an exchange without a wire/response", unusedAfterOpen)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out
+}
+
+// WriteBody writes the body made of chunks to w.
+func (s *Session) WriteBody(w io.Writer, chunks []Digest) error {
+	for i, d := range chunks {
+		c, ok := s.chunks[d]
+		if !ok {
+			return invalidf("recorded: chunk %d (%s…) of the body is not in the session", errors.Safe(i), errors.Safe(d.Short()))
+		}
+		if _, err := w.Write(c.b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
