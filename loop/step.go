@@ -213,6 +213,11 @@ func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*
 	return nil, nil
 }
 
+// spillBytes is how many bytes of stored chunks the loop holds before it
+// commits them ahead of the assistant message (SPEC §7: a long answer's
+// chunks are committed in groups).
+const spillBytes = 1 << 20
+
 // call is a tool call of the assistant message.
 type call struct{ id, name, args string }
 
@@ -225,6 +230,7 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 	b := l.batch()
 	var asm assembler
 	var seqs []int64
+	held, first := 0, 0 // chunk bytes in b, and the first of seqs b holds
 	fail := func(e *ending) ([]call, *ending, error) {
 		b.add(codec.TypeStepEnd, turnStep(turn, step), codec.SurfaceOp{}, nil)
 		return nil, e, b.commit(ctx)
@@ -264,6 +270,14 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 		}
 		seqs = append(seqs, b.add(codec.TypeAssistantChunk, chunkEvent(turn, step, stored), codec.SurfaceOp{}, nil))
 		asm.add(&c, stored)
+		if held += len(stored); held >= spillBytes && b.err == nil {
+			// A long answer's chunks are committed as they come, in groups:
+			// memory holds the blocks being built, not the whole stream.
+			if err := b.commit(ctx); err != nil {
+				return nil, nil, err
+			}
+			b, held, first = l.batch(), 0, len(seqs)
+		}
 	}
 	if seqs == nil {
 		seqs = []int64{} // a known empty stream
@@ -272,7 +286,7 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 	if b.err != nil {
 		// The provider sent something the log cannot hold (say, a block
 		// without a type): the step fails, with what was streamed.
-		b.evs = b.evs[:len(seqs)]
+		b.evs = b.evs[:min(len(b.evs), len(seqs)-first)]
 		e := failed(step, "PROVIDER", b.err)
 		b.err = nil
 		return fail(e)
