@@ -42,7 +42,10 @@
 // Failures are *Error values with the codes of SPEC §12: STREAM_CLOSED,
 // MALFORMED_RESPONSE, EMPTY_RESPONSE, an error event's type; HTTPError
 // maps a non-2xx response (AUTH, RATE_LIMIT, SERVER, HTTP_N,
-// INVALID_REQUEST, CONTEXT_WINDOW_EXCEEDED, OVERLOADED).
+// INVALID_REQUEST, CONTEXT_WINDOW_EXCEEDED, OVERLOADED; a 3xx is HTTP_3xx
+// with a fixed message, never its body). An Error's message is the
+// server's text as sent; Message(text, key) redacts the key and cuts it
+// to MaxMessage bytes at a character boundary, for storing and printing.
 //
 // # Choices where SPEC §12 is silent
 //
