@@ -222,7 +222,8 @@ const spillBytes = 1 << 20
 type call struct{ id, name, args string }
 
 // stream streams the provider's answer: every chunk as assistant/chunk,
-// then the assistant/message citing them, committed together. On a
+// then the assistant/message citing them, committed together; a long
+// answer's chunks are committed ahead in groups of spillBytes. On a
 // provider error or a cancellation it commits the chunks so far and
 // step/end, and ends the turn (SPEC §7.1).
 func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error) {
