@@ -230,8 +230,10 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 	turn, step := req.Turn, req.Step
 	b := l.batch()
 	var asm assembler
-	var seqs []int64
-	held, first := 0, 0 // chunk bytes in b, and the first of seqs b holds
+	// The chunks' seqs are consecutive: seq0 and n stand for them (a
+	// slice grown by append would hold twice their count at its peak).
+	var seq0 int64
+	n, held, first := 0, 0, 0 // chunks, chunk bytes in b, and the first chunk b holds
 	fail := func(e *ending) ([]call, *ending, error) {
 		b.add(codec.TypeStepEnd, turnStep(turn, step), codec.SurfaceOp{}, nil)
 		return nil, e, b.commit(ctx)
@@ -250,10 +252,19 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 		}
 		return provErr(err)
 	}
-	defer st.Close()
+	streaming := true
+	defer func() {
+		if streaming {
+			st.Close()
+		}
+	}()
 	for {
 		c, err := st.Next()
 		if err == io.EOF {
+			// Closed before the last commit, so that what the stream
+			// holds (a translator's blocks) is not held through it.
+			streaming = false
+			st.Close()
 			break
 		}
 		if err != nil {
@@ -262,14 +273,17 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 			}
 			return provErr(err)
 		}
-		if seqs == nil {
+		if n == 0 {
 			l.obs.firstChunkAfter(ctx, t)
 		}
 		stored, err := chunkStorage(&c)
 		if err != nil {
 			return fail(failed(step, "PROVIDER", err))
 		}
-		seqs = append(seqs, b.add(codec.TypeAssistantChunk, chunkEvent(turn, step, stored), codec.SurfaceOp{}, nil))
+		if seq := b.add(codec.TypeAssistantChunk, chunkEvent(turn, step, stored), codec.SurfaceOp{}, nil); n == 0 {
+			seq0 = seq
+		}
+		n++
 		asm.add(&c, stored)
 		if held += len(stored); held >= spillBytes && b.err == nil {
 			// A long answer's chunks are committed as they come, in groups:
@@ -277,17 +291,19 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 			if err := b.commit(ctx); err != nil {
 				return nil, nil, err
 			}
-			b, held, first = l.batch(), 0, len(seqs)
+			b, held, first = l.batch(), 0, n
 		}
 	}
-	if seqs == nil {
-		seqs = []int64{} // a known empty stream
+	seqs := make([]int64, n) // empty, not nil, for a known empty stream
+	for i := range seqs {
+		seqs[i] = seq0 + int64(i)
 	}
 	b.add(codec.TypeAssistantMessage, asm.message(turn, step, req.Header.Config), codec.SurfaceOp{Kind: codec.OpAppend}, seqs)
+	asm = assembler{} // its blocks are in the message now
 	if b.err != nil {
 		// The provider sent something the log cannot hold (say, a block
 		// without a type): the step fails, with what was streamed.
-		b.evs = b.evs[:min(len(b.evs), len(seqs)-first)]
+		b.evs = b.evs[:min(len(b.evs), n-first)]
 		e := failed(step, "PROVIDER", b.err)
 		b.err = nil
 		return fail(e)

@@ -369,5 +369,6 @@ func (s *stream) Close() error {
 	s.idle.stop()
 	err := s.body.Close()
 	s.release()
+	s.t, s.queue, s.buf = nil, nil, nil // the answer's blocks, for the collector
 	return err
 }
