@@ -22,8 +22,10 @@
 // Every batch the loop commits is one atomic, durable Append: the log is
 // committed before each request is sent, after each assistant message,
 // before each tool runs and after each result, and at turn end, so nothing
-// acknowledged to the host is lost in a crash. Opening a session whose last
-// turn is still open appends the crash closers first. A cancellation of
+// acknowledged to the host is lost in a crash. A long answer's chunks are
+// committed ahead of its assistant/message in 1 MiB groups, so that memory
+// holds the blocks being built rather than the stream. Opening a session
+// whose last turn is still open appends the crash closers first. A cancellation of
 // Send's context never cuts a write short; Options.StoreTimeout bounds each
 // store call, and a store that outlives it ends the turn with
 // ErrStoreTimeout.

@@ -213,18 +213,27 @@ func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*
 	return nil, nil
 }
 
+// spillBytes is how many bytes of stored chunks the loop holds before it
+// commits them ahead of the assistant message (SPEC §7: a long answer's
+// chunks are committed in groups).
+const spillBytes = 1 << 20
+
 // call is a tool call of the assistant message.
 type call struct{ id, name, args string }
 
 // stream streams the provider's answer: every chunk as assistant/chunk,
-// then the assistant/message citing them, committed together. On a
+// then the assistant/message citing them, committed together; a long
+// answer's chunks are committed ahead in groups of spillBytes. On a
 // provider error or a cancellation it commits the chunks so far and
 // step/end, and ends the turn (SPEC §7.1).
 func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error) {
 	turn, step := req.Turn, req.Step
 	b := l.batch()
 	var asm assembler
-	var seqs []int64
+	// The chunks' seqs are consecutive: seq0 and n stand for them (a
+	// slice grown by append would hold twice their count at its peak).
+	var seq0 int64
+	n, held, first := 0, 0, 0 // chunks, chunk bytes in b, and the first chunk b holds
 	fail := func(e *ending) ([]call, *ending, error) {
 		b.add(codec.TypeStepEnd, turnStep(turn, step), codec.SurfaceOp{}, nil)
 		return nil, e, b.commit(ctx)
@@ -243,10 +252,19 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 		}
 		return provErr(err)
 	}
-	defer st.Close()
+	streaming := true
+	defer func() {
+		if streaming {
+			st.Close()
+		}
+	}()
 	for {
 		c, err := st.Next()
 		if err == io.EOF {
+			// Closed before the last commit, so that what the stream
+			// holds (a translator's blocks) is not held through it.
+			streaming = false
+			st.Close()
 			break
 		}
 		if err != nil {
@@ -255,24 +273,37 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 			}
 			return provErr(err)
 		}
-		if seqs == nil {
+		if n == 0 {
 			l.obs.firstChunkAfter(ctx, t)
 		}
 		stored, err := chunkStorage(&c)
 		if err != nil {
 			return fail(failed(step, "PROVIDER", err))
 		}
-		seqs = append(seqs, b.add(codec.TypeAssistantChunk, chunkEvent(turn, step, stored), codec.SurfaceOp{}, nil))
+		if seq := b.add(codec.TypeAssistantChunk, chunkEvent(turn, step, stored), codec.SurfaceOp{}, nil); n == 0 {
+			seq0 = seq
+		}
+		n++
 		asm.add(&c, stored)
+		if held += len(stored); held >= spillBytes && b.err == nil {
+			// A long answer's chunks are committed as they come, in groups:
+			// memory holds the blocks being built, not the whole stream.
+			if err := b.commit(ctx); err != nil {
+				return nil, nil, err
+			}
+			b, held, first = l.batch(), 0, n
+		}
 	}
-	if seqs == nil {
-		seqs = []int64{} // a known empty stream
+	seqs := make([]int64, n) // empty, not nil, for a known empty stream
+	for i := range seqs {
+		seqs[i] = seq0 + int64(i)
 	}
 	b.add(codec.TypeAssistantMessage, asm.message(turn, step, req.Header.Config), codec.SurfaceOp{Kind: codec.OpAppend}, seqs)
+	asm = assembler{} // its blocks are in the message now
 	if b.err != nil {
 		// The provider sent something the log cannot hold (say, a block
 		// without a type): the step fails, with what was streamed.
-		b.evs = b.evs[:len(seqs)]
+		b.evs = b.evs[:min(len(b.evs), n-first)]
 		e := failed(step, "PROVIDER", b.err)
 		b.err = nil
 		return fail(e)

@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"strings"
+
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/header"
@@ -90,9 +92,14 @@ type assembler struct {
 
 type finishError struct{ code, message string }
 
+// partial is a block being built from its deltas. Its text and
+// arguments grow in builders: a string grown by += is copied whole at
+// every delta, quadratic in the block's length (a 20 MB answer took
+// minutes).
 type partial struct {
-	typ, text, id, name, args string
-	final                     []byte // storage form, from block-end
+	typ, id, name string
+	text, args    strings.Builder
+	final         []byte // storage form, from block-end
 }
 
 func (a *assembler) block(i int64) *partial {
@@ -114,13 +121,13 @@ func (a *assembler) add(c *Chunk, stored []byte) {
 		a.block(c.Index).typ = c.BlockType
 	case ChunkTextDelta:
 		p := a.block(c.Index)
-		p.text += c.Text
+		p.text.WriteString(c.Text)
 		if p.typ == "" {
 			p.typ = codec.BlockText
 		}
 	case ChunkReasoningDelta:
 		p := a.block(c.Index)
-		p.text += c.Text
+		p.text.WriteString(c.Text)
 		if p.typ == "" {
 			p.typ = codec.BlockReasoning
 		}
@@ -135,9 +142,14 @@ func (a *assembler) add(c *Chunk, stored []byte) {
 		if c.Name != "" {
 			p.name = c.Name
 		}
-		p.args += c.ArgumentsDelta
+		p.args.WriteString(c.ArgumentsDelta)
 	case ChunkBlockEnd:
-		a.block(c.Index).final = blockOf(stored)
+		p := a.block(c.Index)
+		p.final = blockOf(stored)
+		if p.final != nil { // the deltas are no longer needed
+			p.text.Reset()
+			p.args.Reset()
+		}
 	case ChunkUsage:
 		u := c.Usage
 		a.usage = &u
@@ -220,9 +232,9 @@ func (a *assembler) content() []byte {
 		var o codec.Object
 		switch p.typ {
 		case codec.BlockText, codec.BlockReasoning:
-			o.Str("type", p.typ).Str("text", p.text)
+			o.Str("type", p.typ).Str("text", p.text.String())
 		case codec.BlockToolCall:
-			o.Str("type", p.typ).Str("id", p.id).Str("name", p.name).Str("arguments", p.args)
+			o.Str("type", p.typ).Str("id", p.id).Str("name", p.name).Str("arguments", p.args.String())
 		default:
 			continue // an unknown block that never ended: nothing to keep
 		}

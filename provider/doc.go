@@ -13,12 +13,25 @@
 // *loop.ProviderError with the code of SPEC §12 (AUTH, RATE_LIMIT, SERVER,
 // HTTP_N, INVALID_REQUEST, CONTEXT_WINDOW_EXCEEDED, OVERLOADED,
 // EMPTY_RESPONSE, STREAM_CLOSED, MALFORMED_RESPONSE, WIRE_MISMATCH,
-// NETWORK), the HTTP status, and the server's Retry-After; the loop
-// records the code and the host decides.
+// NETWORK, TIMEOUT, RESPONSE_TOO_LARGE), the HTTP status, and the
+// server's Retry-After; the loop records the code and the host decides.
 //
 // The API key is read once, by New, from the environment variable the
 // caller names. It is sent in the renderer's key header and appears in no
-// error, log line or output: a server message that echoes it is redacted.
+// error, log line or output: a server's message is passed through
+// wire.Message (the key and a cut-off prefix of it redacted, then cut to
+// 1 KiB at a character boundary), a server's code that is not a plain
+// code becomes SERVER, and the key is redacted from stop reasons. A
+// provider never follows a redirect (the key would go with it): a 3xx is
+// HTTP_3xx. Options.BaseURL is parsed; user info, a query or a fragment
+// is refused (ErrBaseURL), and errors never repeat it.
+//
+// Bounds, in Options with defaults a slow reasoning model survives:
+// ConnectTimeout (30s), FirstByteTimeout (10m, to the response headers),
+// IdleTimeout (10m, between chunks: bytes that complete none do not
+// count) and MaxResponseBytes (256 MiB). Past one, the stream fails with
+// TIMEOUT or RESPONSE_TOO_LARGE and the loop ends the turn after the
+// chunks that did arrive.
 // Options.Logger, when set, receives one line per request and per failure
 // (renderer, turn, step, body size, status, code), never content.
 package provider

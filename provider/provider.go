@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -21,13 +22,6 @@ import (
 // ErrInvalid marks options New cannot work with (codec.ErrInvalid).
 var ErrInvalid = codec.ErrInvalid
 
-// Codes this package adds to the wire's (SPEC §12).
-const (
-	// CodeNetwork is a request that got no HTTP response (connection
-	// refused, DNS, TLS, a reset before the headers).
-	CodeNetwork = "NETWORK"
-)
-
 // Options configures a Provider.
 type Options struct {
 	// Wire is the renderer's name (wire.OpenAIChat or
@@ -35,7 +29,8 @@ type Options struct {
 	Wire string
 	// BaseURL is the API's base, e.g. https://api.openai.com/v1 (the
 	// renderer appends /chat/completions) or https://api.anthropic.com
-	// (it appends /v1/messages). Required.
+	// (it appends /v1/messages). Required: http or https, with a host, and
+	// without user info, query or fragment (refused, ErrBaseURL).
 	BaseURL string
 	// APIKeyEnv names the environment variable holding the API key. Empty
 	// means no key is sent (a local server); a named variable that is
@@ -44,9 +39,25 @@ type Options struct {
 	// Getenv reads the environment; nil means os.Getenv. (A command
 	// passes its own, so that its tests are hermetic.)
 	Getenv func(string) string
-	// Client sends the requests; nil means a client without a timeout
-	// (cancellation comes from the context).
+	// Client sends the requests; nil means one of this package's, whose
+	// transport applies ConnectTimeout. Either way redirects are not
+	// followed (a copy of Client is used).
 	Client *http.Client
+	// ConnectTimeout bounds the TCP connection and the TLS handshake of
+	// this package's client (not of Options.Client's transport); 0 means
+	// DefaultConnectTimeout, negative none.
+	ConnectTimeout time.Duration
+	// FirstByteTimeout bounds the wait from sending a request to its
+	// response headers (connecting included); 0 means
+	// DefaultFirstByteTimeout, negative none.
+	FirstByteTimeout time.Duration
+	// IdleTimeout bounds the wait for the next chunk of an answer: bytes
+	// that complete no chunk (pings, a line dripped a byte at a time) do
+	// not count. 0 means DefaultIdleTimeout, negative none.
+	IdleTimeout time.Duration
+	// MaxResponseBytes bounds one answer's body; 0 means
+	// DefaultMaxResponseBytes, negative none.
+	MaxResponseBytes int64
 	// Logger receives one line per request and per failure, never
 	// content or keys; nil is silent.
 	Logger *slog.Logger
@@ -54,12 +65,15 @@ type Options struct {
 
 // Provider sends requests to one HTTP API. It is safe for concurrent use.
 type Provider struct {
-	r      *wire.Renderer
-	url    string
-	key    string
-	client *http.Client
-	log    *slog.Logger
-	bufs   sync.Pool // *[]byte: bodies, reused across requests
+	r         *wire.Renderer
+	url       string
+	key       string
+	client    *http.Client
+	firstByte time.Duration
+	idle      time.Duration
+	maxBytes  int64
+	log       *slog.Logger
+	bufs      sync.Pool // *[]byte: bodies, reused across requests
 }
 
 var _ loop.Provider = (*Provider)(nil)
@@ -71,12 +85,19 @@ func New(opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, errors.Mark(err, ErrInvalid)
 	}
-	if opts.BaseURL == "" {
-		return nil, errors.Mark(errors.New("provider: no base URL"), ErrInvalid)
+	base, err := baseURL(opts.BaseURL)
+	if err != nil {
+		return nil, err
 	}
-	p := &Provider{r: r, url: strings.TrimRight(opts.BaseURL, "/"), client: opts.Client, log: opts.Logger}
-	if p.client == nil {
-		p.client = &http.Client{}
+	p := &Provider{r: r, url: base, client: client(&opts), log: opts.Logger,
+		firstByte: bound(opts.FirstByteTimeout, DefaultFirstByteTimeout),
+		idle:      bound(opts.IdleTimeout, DefaultIdleTimeout),
+		maxBytes:  opts.MaxResponseBytes}
+	switch {
+	case p.maxBytes == 0:
+		p.maxBytes = DefaultMaxResponseBytes
+	case p.maxBytes < 0:
+		p.maxBytes = 0
 	}
 	if opts.APIKeyEnv != "" {
 		getenv := opts.Getenv
@@ -125,37 +146,48 @@ func (p *Provider) Stream(ctx context.Context, req *loop.Request) (loop.Stream, 
 		return nil, errors.Wrap(err, "render")
 	}
 	*bp = body
-	release := func() { p.bufs.Put(bp) }
+	rctx, cancel := context.WithCancelCause(ctx)
+	release := func() { cancel(nil); p.bufs.Put(bp) }
 	wr := p.r.HTTP(body)
-	hr, err := http.NewRequestWithContext(ctx, wr.Method, p.url+wr.Path, bytes.NewReader(body))
+	hr, err := http.NewRequestWithContext(rctx, wr.Method, p.url+wr.Path, bytes.NewReader(body))
 	if err != nil {
 		release()
-		return nil, errors.Mark(errors.Wrap(err, "request"), ErrInvalid)
+		return nil, errors.Mark(errors.New("provider: the request could not be built"), ErrInvalid)
 	}
 	p.setHeaders(hr, &wr)
 	p.logf(ctx, slog.LevelDebug, "provider: send", append(at, slog.Int("bytes", len(body)))...)
+	first := startTimer(p.firstByte, cancel, "no response headers within "+p.firstByte.String())
 	resp, err := p.client.Do(hr)
+	first.stop()
 	if err != nil {
 		release()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		pe := &loop.ProviderError{Code: CodeNetwork, Message: p.redact(err.Error())}
+		pe := &loop.ProviderError{Code: CodeNetwork, Message: p.clean(networkMessage(err))}
+		if e, ok := timedOut(rctx); ok {
+			pe = &loop.ProviderError{Code: CodeTimeout, Message: strings.TrimPrefix(e.Error(), "provider: ")}
+		} else if ne := net.Error(nil); errors.As(err, &ne) && ne.Timeout() {
+			pe.Code = CodeTimeout // the transport's connect or TLS bound
+		}
 		p.logf(ctx, slog.LevelWarn, "provider: failed", append(at, slog.String("code", pe.Code))...)
 		return nil, pe
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer release()
 		defer resp.Body.Close()
+		idle := startTimer(p.idle, cancel, "the error body stalled")
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		idle.stop()
 		we := p.r.HTTPError(resp.StatusCode, data)
-		pe := &loop.ProviderError{Code: we.Code, Message: p.redact(we.Message), Status: we.Status,
+		pe := &loop.ProviderError{Code: we.Code, Message: p.clean(we.Message), Status: we.Status,
 			RetryAfter: retryAfter(resp.Header, time.Now())}
 		p.logf(ctx, slog.LevelWarn, "provider: failed", append(at, slog.String("code", pe.Code), slog.Int("status", pe.Status))...)
 		return nil, pe
 	}
 	p.logf(ctx, slog.LevelDebug, "provider: streaming", append(at, slog.Int("status", resp.StatusCode))...)
-	return &stream{ctx: ctx, p: p, body: resp.Body, t: p.r.NewTranslator(), release: release,
+	return &stream{ctx: ctx, rctx: rctx, p: p, body: resp.Body, t: p.r.NewTranslator(), release: release,
+		idle:  startTimer(p.idle, cancel, "no chunk of the answer within "+p.idle.String()),
 		retry: retryAfter(resp.Header, time.Now()), status: resp.StatusCode, at: at}, nil
 }
 
@@ -169,12 +201,23 @@ func (p *Provider) setHeaders(hr *http.Request, r *wire.HTTPRequest) {
 	}
 }
 
-// redact removes the key from a message that came from elsewhere.
-func (p *Provider) redact(s string) string {
-	if p.key == "" {
-		return s
+// clean makes a message that came from elsewhere fit to store: the key
+// redacted, then cut (wire.Message).
+func (p *Provider) clean(s string) string { return wire.Message(s, p.key) }
+
+// code is a server-given code fit to store: a code is short and of
+// letters, digits and _ . -; anything else (or one that holds the key)
+// is SERVER.
+func (p *Provider) code(c string) string {
+	ok := c != "" && len(c) <= 64
+	for i := 0; ok && i < len(c); i++ {
+		b := c[i]
+		ok = b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '_' || b == '.' || b == '-'
 	}
-	return strings.ReplaceAll(s, p.key, "[redacted]")
+	if !ok || p.key != "" && strings.Contains(strings.ToUpper(c), strings.ToUpper(p.key)) {
+		return "SERVER"
+	}
+	return c
 }
 
 // retryAfter parses a Retry-After header (seconds or an HTTP date).
@@ -196,6 +239,9 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 // read.
 type stream struct {
 	ctx     context.Context
+	rctx    context.Context // the request's: ctx, or a bound of Options passed
+	idle    *timer
+	read    int64 // body bytes read
 	p       *Provider
 	body    io.ReadCloser
 	t       *wire.Translator
@@ -237,9 +283,18 @@ func (s *stream) fill() {
 		s.buf = make([]byte, readSize)
 	}
 	n, rerr := s.body.Read(s.buf)
+	s.read += int64(n)
+	if s.p.maxBytes > 0 && s.read > s.p.maxBytes {
+		s.fail(&wire.Error{Code: CodeTooLarge, Message: "the answer passed " + strconv.FormatInt(s.p.maxBytes, 10) + " bytes"})
+		return
+	}
 	var err error
 	if n > 0 {
 		s.queue, err = s.t.Feed(s.queue, s.buf[:n])
+		if len(s.queue) > 0 {
+			s.idle.reset()
+			s.redactReasons()
+		}
 	}
 	switch {
 	case err != nil:
@@ -258,7 +313,34 @@ func (s *stream) fill() {
 			s.err = s.ctx.Err()
 			return
 		}
+		if e, ok := timedOut(s.rctx); ok {
+			s.fail(&wire.Error{Code: CodeTimeout, Message: strings.TrimPrefix(e.Error(), "provider: ")})
+			return
+		}
 		s.fail(&wire.Error{Code: wire.CodeStreamClosed, Message: "the connection broke mid-stream"})
+	}
+	if s.ended || s.err != nil {
+		s.idle.stop()
+	}
+}
+
+// redactReasons removes the key from the finish chunks just queued: their
+// reason carries the server's stop reason as message and code.
+func (s *stream) redactReasons() {
+	k := s.p.key
+	if k == "" {
+		return
+	}
+	for i := range s.queue {
+		c := &s.queue[i]
+		if c.Type != wire.ChunkFinish {
+			continue
+		}
+		for _, v := range []string{k, strings.ToUpper(k)} {
+			if bytes.Contains(c.Reason, []byte(v)) {
+				c.Reason = bytes.ReplaceAll(c.Reason, []byte(v), []byte(wire.Redacted))
+			}
+		}
 	}
 }
 
@@ -270,7 +352,7 @@ func (s *stream) fail(err error) {
 	}
 	var we *wire.Error
 	if errors.As(err, &we) {
-		pe := &loop.ProviderError{Code: we.Code, Message: s.p.redact(we.Message), Status: s.status, RetryAfter: s.retry}
+		pe := &loop.ProviderError{Code: s.p.code(we.Code), Message: s.p.clean(we.Message), Status: s.status, RetryAfter: s.retry}
 		s.p.logf(s.ctx, slog.LevelWarn, "provider: stream failed", append(s.at, slog.String("code", pe.Code))...)
 		s.err = pe
 		return
@@ -284,7 +366,9 @@ func (s *stream) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.idle.stop()
 	err := s.body.Close()
 	s.release()
+	s.t, s.queue, s.buf = nil, nil, nil // the answer's blocks, for the collector
 	return err
 }

@@ -48,7 +48,10 @@
 // type (an openai-chat error object is not a failure: it ends the stream
 // with a finish of kind error, its message and code); HTTPError
 // maps a non-2xx response (AUTH, RATE_LIMIT, SERVER, HTTP_N,
-// INVALID_REQUEST, CONTEXT_WINDOW_EXCEEDED, OVERLOADED).
+// INVALID_REQUEST, CONTEXT_WINDOW_EXCEEDED, OVERLOADED; a 3xx is HTTP_3xx
+// with a fixed message, never its body). An Error's message is the
+// server's text as sent; Message(text, key) redacts the key and cuts it
+// to MaxMessage bytes at a character boundary, for storing and printing.
 //
 // The OpenAI Responses API, which the recording gateway records (SPEC
 // §15.3) and no renderer sends, has a translator and no renderer:

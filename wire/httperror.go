@@ -3,12 +3,54 @@ package wire
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// maxMessage bounds an error message taken from a server's body.
-const maxMessage = 1 << 10
+// MaxMessage bounds the error message a provider keeps from a server
+// (Message cuts to it).
+const MaxMessage = 1 << 10
+
+// minKeyPrefix is the shortest prefix of a key Message redacts where the
+// text ends: a read limit may have cut the key there.
+const minKeyPrefix = 8
+
+// Redacted replaces a key in a server's text.
+const Redacted = "[redacted]"
+
+// Message makes a server's text fit to store and print: every occurrence
+// of key is replaced by Redacted, and so is a prefix of key of 8 bytes or
+// more at the text's end (where a read limit cut it); then the text is
+// cut to MaxMessage bytes at a character boundary, "…" marking the cut,
+// and bytes that are not UTF-8 become U+FFFD. Redacting before cutting
+// means no cut leaves part of a key behind, and the result is always
+// valid UTF-8 (an event holding it can be appended). An empty key redacts
+// nothing.
+func Message(text, key string) string {
+	if key != "" {
+		text = strings.ReplaceAll(text, key, Redacted)
+		for n := len(key) - 1; n >= minKeyPrefix; n-- {
+			if strings.HasSuffix(text, key[:n]) {
+				text = text[:len(text)-n] + Redacted
+				break
+			}
+		}
+	}
+	cut := len(text) > MaxMessage
+	if cut {
+		i := MaxMessage
+		for k := 1; k < utf8.UTFMax && i > 0 && !utf8.RuneStart(text[i]); k++ {
+			i--
+		}
+		text = text[:i]
+	}
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	if cut {
+		text += "…"
+	}
+	return text
+}
 
 // apiError is the error object of an API's error body or error event.
 type apiError struct{ message, typ, code string }
@@ -37,19 +79,27 @@ func readAPIError(obj []byte) apiError {
 		}
 		return nil
 	})
-	if len(e.message) > maxMessage {
-		e.message = e.message[:maxMessage] + "…"
-	}
-	return e
+	return e // whole: the provider redacts its key, then cuts (Message)
 }
 
 // HTTPError maps a non-2xx response to its error (SPEC §12.2, §12.3):
 // the code from the status (and, for 400, from what the body says), the
 // message from the body's error.message, else "HTTP N". body may be a
 // prefix of the response body. It returns nil for a 2xx status.
+//
+// A redirect (3xx) is HTTP_3xx with the message "HTTP N: a redirect,
+// not followed" whatever the body says: providers never follow one (the
+// key would go to the other host), and its body commonly repeats the
+// Location, whose query may hold secrets.
+//
+// The message is the server's text as sent, which may echo the key and
+// be long: a provider passes it through Message before storing it.
 func (r *Renderer) HTTPError(status int, body []byte) *Error {
 	if status >= 200 && status < 300 {
 		return nil
+	}
+	if status >= 300 && status < 400 {
+		return &Error{Code: commonCode(status), Message: "HTTP " + strconv.Itoa(status) + ": a redirect, not followed", Status: status}
 	}
 	var e apiError
 	if mp, err := codec.FromJSON(nil, body, codec.Limits{}); err == nil {

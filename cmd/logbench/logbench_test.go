@@ -113,7 +113,7 @@ func TestQuick(t *testing.T) {
 
 	secs, order := sections(doc)
 	wantOrder := []string{"Machine", "Summary", "Targets of the write path", "Durable appends", "Opening a store with a write-ahead log to replay", "Verify and the naive rebuild",
-		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Transcript import", "PostgreSQL store", "Audit UI", "Audit UI memory"}
+		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Memory while streaming", "Transcript import", "PostgreSQL store", "Audit UI", "Audit UI memory"}
 	if strings.Join(order, "/") != strings.Join(wantOrder, "/") {
 		t.Fatalf("sections = %q, want %q", order, wantOrder)
 	}
@@ -134,7 +134,7 @@ func TestQuick(t *testing.T) {
 	}{
 		{name: "machine", section: "Machine", rows: 8},
 		{name: "summary", section: "Summary", rows: 19 + corpusRows, ratios: []int{3}, numbers: []int{1, 2}},
-		{name: "targets", section: "Targets of the write path", rows: 7},
+		{name: "targets", section: "Targets of the write path", rows: 9}, // 6 of issue 12, a streaming memory row per renderer and the UI's memory (issue 19)
 		{name: "durable", section: "Durable appends", rows: 3, ratios: []int{3}, numbers: []int{1, 2, 4, 5, 6, 7, 8}},
 		{name: "walopen", section: "Opening a store with a write-ahead log to replay", rows: 2, numbers: []int{1}},
 		{name: "verify", section: "Verify and the naive rebuild", rows: len(quickSizes), numbers: []int{0, 1, 2, 3}},
@@ -190,6 +190,16 @@ func TestQuick(t *testing.T) {
 		for _, row := range ts[1].rows {
 			if !ratioCell.MatchString(row[5]) || !numberCell.MatchString(row[4]) {
 				t.Errorf("wire: stream row %q", row)
+			}
+		}
+	}
+	// Memory while streaming: a row per renderer, its growth a ratio.
+	if ts := tables(t, secs["Memory while streaming"]); len(ts) != 1 || len(ts[0].rows) != 2 {
+		t.Errorf("the streaming memory section's tables: %+v", ts)
+	} else {
+		for _, row := range ts[0].rows {
+			if !ratioCell.MatchString(row[5]) {
+				t.Errorf("streaming memory: row %q", row)
 			}
 		}
 	}

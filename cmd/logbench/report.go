@@ -21,6 +21,8 @@ type report struct {
 	space    []spaceResult
 	memory   []memoryResult
 	wire     *wireReport
+	// streamMem is memory while streaming a long answer (issue 19).
+	streamMem []streamMemResult
 	// transcripts are the transcript import figures (SPEC §13).
 	transcripts []transcriptResult
 	pg          pgResults
@@ -118,6 +120,7 @@ func (r *report) markdown() string {
 	r.writeSpace(&b)
 	r.writeMemory(&b)
 	r.writeWire(&b)
+	r.writeStreamMemory(&b)
 	r.writeTranscripts(&b)
 	r.writePostgres(&b)
 	r.writeUI(&b)

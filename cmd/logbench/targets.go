@@ -73,6 +73,13 @@ func (r *report) writeTargets(b *strings.Builder) {
 	} else {
 		missing("logtool serve, 20 clients at once on its worst page of a store with a 50 MiB event: peak resident (issue 19)", "< "+mib(uiMemLimit)+" MiB")
 	}
+	if len(r.streamMem) == 0 {
+		missing("resident memory ÷ bytes streamed, a 200 MiB answer through provider and loop (issue 19)", "≤ 1.5×")
+	}
+	for _, s := range r.streamMem {
+		t.add("resident memory ÷ bytes streamed, a "+mib(float64(s.bytes))+" MiB answer through provider and loop, "+s.wire+" (issue 19)",
+			"≤ 1.5×", ratio(s.growth()), verdict(s.growth() <= 1.5))
+	}
 	t.write(b)
 	if len(r.durable) > 0 || r.walOpen != nil {
 		b.WriteString("Also asked for: Append latency")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/header"
@@ -25,6 +26,9 @@ type runOptions struct {
 	session string
 	// A live model instead of the scripted one (SPEC §10, §12.4).
 	provider, baseURL, keyEnv string
+	// The provider's bounds (provider.Options; 0 is its default).
+	connect, firstByte, idle time.Duration
+	maxResponse              int64
 }
 
 func newRunCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
@@ -55,7 +59,17 @@ sent, for local servers). The scenario's replies are ignored; its tool
 results answer the model's calls by call id or tool name. Every config the
 scenario gives gets "wire":NAME unless it names a wire itself, so the log
 says which renderer each request went out with, and logtool replay --wire
-prints the exact bytes the server received.`,
+prints the exact bytes the server received.
+
+The base URL is http or https with a host and an optional path; user info
+(user:password@), a query and a fragment are refused. Redirects are never
+followed (the key would go with them): a 3xx ends the turn with HTTP_3xx.
+Bounds, past which the turn ends with TIMEOUT or RESPONSE_TOO_LARGE after
+the chunks that did arrive: --connect-timeout (default 30s), the wait for
+the response headers --first-byte-timeout (10m), the wait for each next
+chunk --idle-timeout (10m; a reasoning model may think that long), and the
+answer's size --max-response-bytes (256 MiB); 0 takes the default, a
+negative value removes the bound.`,
 		Args: exactArgs("SCENARIO.json"),
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			return runRun(cmd.Context(), opts, args, stdout, stderr)
@@ -65,6 +79,10 @@ prints the exact bytes the server received.`,
 	cmd.Flags().StringVar(&opts.provider, "provider", "", "answer with a real model through wire renderer `NAME` (openai-chat, anthropic-messages)")
 	cmd.Flags().StringVar(&opts.baseURL, "base-url", "", "the provider API's base `URL` (with --provider)")
 	cmd.Flags().StringVar(&opts.keyEnv, "api-key-env", "", "the environment variable `VAR` holding the API key (with --provider)")
+	cmd.Flags().DurationVar(&opts.connect, "connect-timeout", 0, "bound the connection and TLS handshake to `D` (with --provider; default 30s)")
+	cmd.Flags().DurationVar(&opts.firstByte, "first-byte-timeout", 0, "bound the wait for the response headers to `D` (with --provider; default 10m)")
+	cmd.Flags().DurationVar(&opts.idle, "idle-timeout", 0, "bound the wait for each next chunk of the answer to `D` (with --provider; default 10m)")
+	cmd.Flags().Int64Var(&opts.maxResponse, "max-response-bytes", 0, "bound an answer's body to `N` bytes (with --provider; default 256 MiB)")
 	return cmd
 }
 
@@ -144,8 +162,8 @@ func runScenario(ctx context.Context, g *globalOptions, st store, sc *scenario.S
 // and names the wire in every config of the scenario that names none.
 func liveProvider(opts runOptions, sc *scenario.Scenario, stderr io.Writer) (loop.Provider, error) {
 	if opts.provider == "" {
-		if opts.baseURL != "" || opts.keyEnv != "" {
-			return nil, usagef("--base-url and --api-key-env go with --provider")
+		if opts.baseURL != "" || opts.keyEnv != "" || opts.connect != 0 || opts.firstByte != 0 || opts.idle != 0 || opts.maxResponse != 0 {
+			return nil, usagef("--base-url, --api-key-env and the bounds go with --provider")
 		}
 		return nil, nil
 	}
@@ -160,9 +178,10 @@ func liveProvider(opts runOptions, sc *scenario.Scenario, stderr io.Writer) (loo
 			keyEnv = ""
 		}
 	}
-	p, err := provider.New(provider.Options{Wire: opts.provider, BaseURL: opts.baseURL, APIKeyEnv: keyEnv, Getenv: opts.g.env.getenv})
+	p, err := provider.New(provider.Options{Wire: opts.provider, BaseURL: opts.baseURL, APIKeyEnv: keyEnv, Getenv: opts.g.env.getenv,
+		ConnectTimeout: opts.connect, FirstByteTimeout: opts.firstByte, IdleTimeout: opts.idle, MaxResponseBytes: opts.maxResponse})
 	if err != nil {
-		if errors.Is(err, wire.ErrUnknown) {
+		if errors.Is(err, wire.ErrUnknown) || errors.Is(err, provider.ErrBaseURL) {
 			return nil, errors.Mark(err, ErrUsage)
 		}
 		return nil, err
