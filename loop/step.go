@@ -299,6 +299,7 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 		seqs[i] = seq0 + int64(i)
 	}
 	b.add(codec.TypeAssistantMessage, asm.message(turn, step, req.Header.Config), codec.SurfaceOp{Kind: codec.OpAppend}, seqs)
+	failure := asm.failure
 	asm = assembler{} // its blocks are in the message now
 	if b.err != nil {
 		// The provider sent something the log cannot hold (say, a block
@@ -311,7 +312,7 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 	if err := b.commit(ctx); err != nil {
 		return nil, nil, err
 	}
-	if f := asm.failure; f != nil {
+	if f := failure; f != nil {
 		// The server ended the stream with an error: the answer so far is
 		// the step's message, and the turn ends as on any provider error.
 		e := &ending{kind: "error", step: step, code: f.code, message: f.message}

@@ -293,7 +293,7 @@ func (s *stream) fill() {
 		s.queue, err = s.t.Feed(s.queue, s.buf[:n])
 		if len(s.queue) > 0 {
 			s.idle.reset()
-			s.redactReasons()
+			s.cleanReasons()
 		}
 	}
 	switch {
@@ -306,6 +306,7 @@ func (s *stream) fill() {
 		if err != nil {
 			s.fail(err)
 		} else {
+			s.cleanReasons()
 			s.ended = true
 		}
 	case rerr != nil:
@@ -324,21 +325,15 @@ func (s *stream) fill() {
 	}
 }
 
-// redactReasons removes the key from the finish chunks just queued: their
-// reason carries the server's stop reason as message and code.
-func (s *stream) redactReasons() {
-	k := s.p.key
-	if k == "" {
-		return
-	}
+// cleanReasons makes the finish chunks just queued fit to store: their
+// reason carries the server's stop reason and, for an error, its message
+// (wire.CleanReason: the key redacted, then the message cut).
+func (s *stream) cleanReasons() {
 	for i := range s.queue {
-		c := &s.queue[i]
-		if c.Type != wire.ChunkFinish {
-			continue
-		}
-		for _, v := range []string{k, strings.ToUpper(k)} {
-			if bytes.Contains(c.Reason, []byte(v)) {
-				c.Reason = bytes.ReplaceAll(c.Reason, []byte(v), []byte(wire.Redacted))
+		if c := &s.queue[i]; c.Type == wire.ChunkFinish {
+			c.Reason = wire.CleanReason(c.Reason, s.p.key)
+			if k := strings.ToUpper(s.p.key); k != "" {
+				c.Reason = bytes.ReplaceAll(c.Reason, []byte(k), []byte(wire.Redacted))
 			}
 		}
 	}

@@ -299,11 +299,13 @@ func (l *Lane) MapAnswer(a *Answer, origin, next int64, time float64) ([]codec.E
 }
 
 // errorReason is turn/end's error {step, message, code} (code PROVIDER
-// when none is known).
+// when none is known), the server's message cut as a provider cuts it
+// (wire.Message; the gateway holds no key to redact).
 func (l *Lane) errorReason(message, code string) []byte {
 	if code == "" {
 		code = "PROVIDER"
 	}
+	message = wire.Message(message, "")
 	var r codec.Object
 	r.Str("kind", "error").Int("step", l.b.steps).Str("message", message).Str("code", code)
 	return r.Bytes()

@@ -52,6 +52,42 @@ func Message(text, key string) string {
 	return text
 }
 
+// CleanReason makes a finish reason a translator gave (JSON text, SPEC
+// §2.5) fit to store: key is replaced by Redacted wherever it stands, and
+// an error's message goes through Message (the key's prefix at its end
+// redacted, then the cut). The translators keep a server's message whole,
+// so that the cut never comes before the redaction; whoever stores a
+// reason cleans it, with the key when it has one. A reason that is not an
+// error object comes back with only the key replaced.
+func CleanReason(reason []byte, key string) []byte {
+	if key != "" {
+		reason = []byte(strings.ReplaceAll(string(reason), key, Redacted))
+	}
+	mp, err := codec.FromJSON(nil, reason, codec.Limits{})
+	if err != nil {
+		return reason
+	}
+	var kind, message, code string
+	pairs(mp, func(k, v []byte) {
+		t := token(v)
+		if t.Kind != codec.KindString {
+			return
+		}
+		switch string(k) {
+		case "kind":
+			kind = string(t.Str)
+		case "message":
+			message = string(t.Str)
+		case "code":
+			code = string(t.Str)
+		}
+	})
+	if kind != "error" {
+		return reason
+	}
+	return reasonError(Message(message, key), code)
+}
+
 // apiError is the error object of an API's error body or error event.
 type apiError struct{ message, typ, code string }
 
