@@ -100,11 +100,10 @@ func TestRunProviderHostile(t *testing.T) {
 	var runs []run
 	for _, name := range wire.Names() {
 		for what, answer := range hostileAnswers(name) {
-			exit := exitFailure
-			if what == "stop reason" { // an odd stop reason is a finish, not a failed turn
-				exit = exitOK
-			}
-			runs = append(runs, run{name, what, func(w http.ResponseWriter, r *http.Request) { answer(w) }, nil, exit})
+			// Every hostile answer ends the turn with an error, an odd stop
+			// reason too: its finish is of kind error (SPEC §12.2), which
+			// ends the turn as a provider error does (§7.1).
+			runs = append(runs, run{name, what, func(w http.ResponseWriter, r *http.Request) { answer(w) }, nil, exitFailure})
 		}
 		for _, status := range []int{302, 307} {
 			runs = append(runs, run{name, "redirect " + http.StatusText(status), func(w http.ResponseWriter, r *http.Request) {
