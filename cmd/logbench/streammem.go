@@ -40,7 +40,7 @@ func (s streamMemResult) growth() float64 { return float64(s.peak-s.base) / floa
 // streamMemSize is the answer's size (the 200 MB).
 func (c config) streamMemSize() int64 {
 	if c.quick {
-		return 20 << 20
+		return 2 << 20 // the shape of the measure, not its figure: the test command runs it
 	}
 	return 200 << 20
 }

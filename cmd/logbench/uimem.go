@@ -61,7 +61,7 @@ type uiMemReport struct {
 }
 
 // measureUIMemory writes a store with one session whose tool returns a
-// text of 50 MB (5 MB with -quick), then for each page that reads it
+// text of 50 MB (1 MB with -quick), then for each page that reads it
 // starts a server process over the store (logbench itself, serving as
 // logtool serve does: ui.New with the wire renderers and the default
 // limits, ui.HTTPServer on a loopback port), asks for the page once, and
@@ -73,7 +73,7 @@ type uiMemReport struct {
 func measureUIMemory(ctx context.Context, c config, work string, p progress) (*uiMemReport, error) {
 	r := &uiMemReport{event: 50 << 20, clients: uiMemClients, fetches: 2}
 	if c.quick {
-		r.event, r.clients, r.fetches = 5<<20, 5, 1
+		r.event, r.clients, r.fetches = 1<<20, 3, 1
 	}
 	path := filepath.Join(work, "ui-big.db")
 	seq, err := writeBigSession(ctx, path, r.event)
