@@ -1,0 +1,146 @@
+package transcript_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/transcript"
+)
+
+// body is a request body made of parts, so that a test knows where each
+// lies: the top-level members before the conversation, then the
+// conversation's items.
+type body struct {
+	head  []string // `"key":value` members before the conversation
+	convo string   // "messages" or "input"
+	items []string
+	tail  []string // members after it
+}
+
+func (b body) String() string {
+	return "{" + strings.Join(append(append(append([]string(nil), b.head...), `"`+b.convo+`":[`+strings.Join(b.items, ",")+`]`), b.tail...), ",") + "}"
+}
+
+// lens sums the lengths of values: the bytes a test expects shared.
+func lens(vs ...string) int64 {
+	n := 0
+	for _, v := range vs {
+		n += len(v)
+	}
+	return int64(n)
+}
+
+// TestPrefix checks the prefix a request body shares with its lane's
+// previous one, in the API's order (tools, system, messages), cache
+// markers ignored, and the break: a moved marker (and a one-block list
+// becoming its string) shares everything, a changed system prompt stops
+// the prefix after the tools with the first differing offset, an edited
+// message stops it before the message and names its index, a new tool
+// and a config change share nothing, a re-ordered map outside the
+// conversation changes nothing.
+func TestPrefix(t *testing.T) {
+	const (
+		tools   = `[{"name":"read","description":"read a file","input_schema":{"type":"object"}}]`
+		tools2  = `[{"name":"read","description":"read a file","input_schema":{"type":"object"}},{"name":"write","input_schema":{"type":"object"}}]`
+		system  = `"You are terse."`
+		system2 = `"You are verbose."`
+		u0list  = `{"role":"user","content":[{"type":"text","text":"hello","cache_control":{"type":"ephemeral"}}]}`
+		u0      = `{"role":"user","content":"hello"}`
+		a1      = `{"role":"assistant","content":[{"type":"text","text":"hi"}]}`
+		u2      = `{"role":"user","content":"again"}`
+		u2mark  = `{"role":"user","content":[{"type":"text","text":"again","cache_control":{"type":"ephemeral"}}]}`
+		a3      = `{"role":"assistant","content":"sure"}`
+		u4      = `{"role":"user","content":"more"}`
+		a1edit  = `{"role":"assistant","content":[{"type":"text","text":"HI"}]}`
+	)
+	anth := func(tl, sys, model string, items ...string) string {
+		return body{head: []string{`"model":"` + model + `"`, `"max_tokens":100`, `"tools":` + tl, `"system":` + sys}, convo: "messages", items: items}.String()
+	}
+	// Codex's responses-lite: the tools in an additional_tools item,
+	// client_metadata re-ordered per request.
+	const (
+		addTools = `{"type":"additional_tools","tools":[{"type":"function","name":"shell","parameters":{"type":"object"}}]}`
+		dev      = `{"type":"message","role":"developer","content":[{"type":"input_text","text":"base prompt"}]}`
+		cu0      = `{"type":"message","role":"user","content":[{"type":"input_text","text":"list files"}]}`
+		ca1      = `{"type":"function_call","call_id":"c1","name":"shell","arguments":"{\"cmd\":\"ls\"}"}`
+		cr2      = `{"type":"function_call_output","call_id":"c1","output":"a b"}`
+	)
+	codex := func(meta string, items ...string) string {
+		return body{head: []string{`"model":"gpt-5"`}, convo: "input", items: items, tail: []string{`"client_metadata":` + meta, `"prompt_cache_key":"k"`}}.String()
+	}
+	cases := []struct {
+		name      string
+		api       string
+		prev, cur string
+		kind      string
+		shared    int64
+		unchanged int64
+		index     int
+		offset    int
+	}{
+		{name: "first", api: transcript.APIAnthropic, cur: anth(tools, system, "m", u0), kind: transcript.BreakFirst},
+		{name: "extends", api: transcript.APIAnthropic, prev: anth(tools, system, "m", u0, a1, u2), cur: anth(tools, system, "m", u0, a1, u2, a3, u4),
+			kind: transcript.BreakNone, shared: lens(tools, system, u0, a1, u2)},
+		{name: "marker moved", api: transcript.APIAnthropic, prev: anth(tools, system, "m", u0list, a1, u2mark), cur: anth(tools, system, "m", u0, a1, u2, a3, u4),
+			kind: transcript.BreakMarkers, shared: lens(tools, system, u0, a1, u2)},
+		{name: "system changed", api: transcript.APIAnthropic, prev: anth(tools, system, "m", u0, a1, u2), cur: anth(tools, system2, "m", u0, a1, u2, a3, u4),
+			kind: transcript.BreakSystem, offset: len("You are "), shared: lens(tools), unchanged: lens(u0, a1, u2)},
+		{name: "edited", api: transcript.APIAnthropic, prev: anth(tools, system, "m", u0, a1, u2), cur: anth(tools, system, "m", u0, a1edit, u2, a3, u4),
+			kind: transcript.BreakEdited, index: 1, shared: lens(tools, system, u0), unchanged: lens(u2)},
+		{name: "new tool", api: transcript.APIAnthropic, prev: anth(tools, system, "m", u0, a1, u2), cur: anth(tools2, system, "m", u0, a1, u2, a3, u4),
+			kind: transcript.BreakTools, unchanged: lens(system, u0, a1, u2)},
+		{name: "config", api: transcript.APIAnthropic, prev: anth(tools, system, "m", u0, a1, u2), cur: anth(tools, system, "other", u0, a1, u2, a3, u4),
+			kind: transcript.BreakConfig, unchanged: lens(tools, system, u0, a1, u2)},
+		{name: "codex reordered metadata", api: transcript.APIResponses,
+			prev: codex(`{"a":"1","b":"2"}`, addTools, dev, cu0, ca1),
+			cur:  codex(`{"b":"2","a":"1"}`, addTools, dev, cu0, ca1, cr2),
+			kind: transcript.BreakNone, shared: lens(addTools, dev, cu0, ca1)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var prev []byte
+			if c.prev != "" {
+				prev = []byte(c.prev)
+			}
+			r, err := transcript.Prefix(c.api, prev, []byte(c.cur))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Break.Kind != c.kind {
+				t.Errorf("break %+v, want %s", r.Break, c.kind)
+			}
+			if c.kind == transcript.BreakEdited && r.Break.Index != c.index {
+				t.Errorf("break index %d, want %d", r.Break.Index, c.index)
+			}
+			if c.kind == transcript.BreakSystem && r.Break.Offset != c.offset {
+				t.Errorf("break offset %d, want %d", r.Break.Offset, c.offset)
+			}
+			if r.Shared != c.shared {
+				t.Errorf("shared %d bytes, want %d", r.Shared, c.shared)
+			}
+			var un int64
+			for _, s := range r.Unchanged {
+				un += s.End - s.Start
+			}
+			if un != c.unchanged {
+				t.Errorf("unchanged %d bytes, want %d", un, c.unchanged)
+			}
+		})
+	}
+}
+
+// TestPrefixRefuses: a body that is not of the API's shape is refused,
+// invalid, without its content in the message; hostile bytes never panic.
+func TestPrefixRefuses(t *testing.T) {
+	for _, b := range []string{``, `[]`, `{"messages":"x"}`, `{"messages":[{"role":"user","content":"sekrit"}],"tools":7}`, `{"messages":[` + strings.Repeat(`[`, 100)} {
+		_, err := transcript.Prefix(transcript.APIAnthropic, []byte(`{"messages":[{"role":"user","content":"hi"}]}`), []byte(b))
+		if !errors.Is(err, codec.ErrInvalid) {
+			t.Errorf("%q: err %v", b, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "sekrit") {
+			t.Errorf("the error holds content: %v", err)
+		}
+	}
+}
