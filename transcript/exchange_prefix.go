@@ -136,6 +136,12 @@ func layOut(req *request, body []byte) (bodyLayout, error) {
 		convo = "input"
 	}
 	lay.tools = top.spans("tools")
+	// A null member is no part of the prompt.
+	for _, p := range []*[]Span{&lay.system, &lay.tools} {
+		if len(*p) == 1 && body[(*p)[0].Start] == 'n' {
+			*p = nil
+		}
+	}
 	if s, ok := top[convo]; ok && s.End > s.Start && body[s.Start] == '[' {
 		if lay.items, err = jsonElements(body, s); err != nil {
 			return lay, requestf(req.api, "the body does not scan: %v", err)
