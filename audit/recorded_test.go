@@ -257,6 +257,9 @@ func TestCacheRecordedJSON(t *testing.T) {
 	st := openStore(t)
 	h := recordedSession(t, st, "gw-j", "", false, anthropicSession()[1:3]...)
 	rows, tot := allRows(t, st, h, audit.Window{})
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want 2", len(rows))
+	}
 	got := string(rows[1].AppendJSON(nil))
 	want := `{"exchange":2,"requestSeq":`
 	if !strings.HasPrefix(got, want) || !strings.Contains(got, `"api":"anthropic-messages","turn":null,"step":null,"stepStartSeq":null,"bytes":`) ||

@@ -33,12 +33,16 @@ type Span struct{ Start, End int64 }
 
 // Prefix compares the request body cur of api with prev, the previous
 // request of its lane (nil for the lane's first: Break first, nothing
-// shared). A body that is not of the API's shape is refused as MapRequest
-// refuses it (ErrInvalid, naming the API, never content).
+// shared). A body that is not of the API's shape, or whose conversation
+// is empty, is refused as MapRequest refuses it (ErrInvalid, naming the
+// API, never content).
 func Prefix(api string, prev, cur []byte) (Reuse, error) {
 	c, err := parseRequest(api, cur)
 	if err != nil {
 		return Reuse{}, err
+	}
+	if len(c.units) == 0 {
+		return Reuse{}, requestf(api, "the conversation is empty")
 	}
 	if prev == nil {
 		return Reuse{Break: Break{Kind: BreakFirst}}, nil

@@ -134,7 +134,7 @@ func TestPrefix(t *testing.T) {
 // TestPrefixRefuses: a body that is not of the API's shape is refused,
 // invalid, without its content in the message; hostile bytes never panic.
 func TestPrefixRefuses(t *testing.T) {
-	for _, b := range []string{``, `[]`, `{"messages":"x"}`, `{"messages":[{"role":"user","content":"sekrit"}],"tools":7}`, `{"messages":[` + strings.Repeat(`[`, 100)} {
+	for _, b := range []string{``, `[]`, `{"messages":"x"}`, `{"messages":[{"role":"user","content":"sekrit"}],"tools":7}`, `{"messages":[]}`, `{"messages":[` + strings.Repeat(`[`, 100)} {
 		_, err := transcript.Prefix(transcript.APIAnthropic, []byte(`{"messages":[{"role":"user","content":"hi"}]}`), []byte(b))
 		if !errors.Is(err, codec.ErrInvalid) {
 			t.Errorf("%q: err %v", b, err)
@@ -143,4 +143,31 @@ func TestPrefixRefuses(t *testing.T) {
 			t.Errorf("the error holds content: %v", err)
 		}
 	}
+}
+
+// FuzzPrefix: any two bodies give a result or an error, never a panic,
+// and the shared and unchanged bytes lie within the current body.
+func FuzzPrefix(f *testing.F) {
+	f.Add(transcript.APIAnthropic, `{"system":"s","tools":[{"name":"t"}],"messages":[{"role":"user","content":"hi"}]}`,
+		`{"system":"s","tools":[{"name":"t"}],"messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{}}]},{"role":"assistant","content":"x"}]}`)
+	f.Add(transcript.APIResponses, `{"instructions":null,"input":[{"type":"additional_tools","tools":[]},{"role":"user","content":"a"}]}`,
+		`{"input" : [ {"type":"additional_tools","tools":[]} , {"role":"user","content":"a\"]"} ] }`)
+	f.Add(transcript.APIChat, `{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}]}`,
+		`{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"},{"role":"assistant","content":null}]}`)
+	f.Fuzz(func(t *testing.T, api, prev, cur string) {
+		r, err := transcript.Prefix(api, []byte(prev), []byte(cur))
+		if err != nil {
+			return
+		}
+		n := r.Shared
+		for _, s := range r.Unchanged {
+			if s.Start < 0 || s.End < s.Start || s.End > int64(len(cur)) {
+				t.Fatalf("span %+v outside %d bytes", s, len(cur))
+			}
+			n += s.End - s.Start
+		}
+		if r.Shared < 0 || n > int64(len(cur)) {
+			t.Fatalf("shared %d + unchanged > %d bytes", r.Shared, len(cur))
+		}
+	})
 }
