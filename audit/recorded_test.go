@@ -322,3 +322,25 @@ func TestCacheRecordedCodex(t *testing.T) {
 		t.Errorf("cache read %v of %v, want 480 of 540", rows[1].CacheRead, rows[1].InputTokens)
 	}
 }
+
+// TestCacheRecordedUnmapped: an exchange whose body the mapping refuses
+// is a row that shares nothing (unmapped), and the next request of the
+// conversation is compared with the last one that mapped; an exchange of
+// another API (--record-all) is no row.
+func TestCacheRecordedUnmapped(t *testing.T) {
+	st := openStore(t)
+	xs := anthropicSession()[:2]
+	bad := exchange{api: transcript.APIAnthropic, body: `{"model":"claude","messages":"\u001b[2J not a list"}`, answer: anthropicAnswer("x", 1, 0), streamed: true}
+	other := exchange{api: recorded.APIOther, body: `{"anything":true}`, answer: `{}`}
+	h := recordedSession(t, st, "gw-u", "", false, xs[0], bad, other, xs[1])
+	rows, tot := allRows(t, st, h, audit.Window{})
+	if len(rows) != 3 || tot.Exchanges != 3 {
+		t.Fatalf("%d rows, %d exchanges; want 3", len(rows), tot.Exchanges)
+	}
+	if rows[1].Reason != audit.ReasonUnmapped || rows[1].Reusable != 0 || rows[1].Exchange != 2 {
+		t.Errorf("bad body: %+v", rows[1])
+	}
+	if rows[2].Reason != "markers" || rows[2].Exchange != 4 || rows[2].Reusable == 0 {
+		t.Errorf("after it: %+v", rows[2])
+	}
+}
