@@ -171,3 +171,31 @@ func FuzzPrefix(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPrefix compares two Claude Code-sized bodies (about 55 KB: a
+// 43 KB system prompt and tools, a growing conversation).
+func BenchmarkPrefix(b *testing.B) {
+	sys := `"` + strings.Repeat("Follow the rules. ", 1200) + `"`
+	var tools []string
+	for i := 0; i < 20; i++ {
+		tools = append(tools, `{"name":"tool`+string(rune('a'+i))+`","description":"`+strings.Repeat("does things ", 80)+`","input_schema":{"type":"object"}}`)
+	}
+	var msgs []string
+	for i := 0; i < 60; i++ {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs = append(msgs, `{"role":"`+role+`","content":"`+strings.Repeat("word ", 40)+string(rune('a'+i%26))+`"}`)
+	}
+	mk := func(n int) []byte {
+		return []byte(`{"model":"m","max_tokens":1000,"system":` + sys + `,"tools":[` + strings.Join(tools, ",") + `],"messages":[` + strings.Join(msgs[:n], ",") + `]}`)
+	}
+	prev, cur := mk(57), mk(59)
+	b.SetBytes(int64(len(prev) + len(cur)))
+	for b.Loop() {
+		if _, err := transcript.Prefix(transcript.APIAnthropic, prev, cur); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
