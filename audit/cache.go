@@ -39,6 +39,28 @@ type CacheRow struct {
 	// has it.
 	CacheRead    float64
 	HasCacheRead bool
+
+	// The members of a recorded session's row (SPEC §15.4): Exchange
+	// numbers the session's exchanges from 1, RequestSeq is the
+	// wire/request's seq, API its api. Ref and Start are the mapped
+	// step's (Start -1 while the exchange has none).
+	Exchange   int
+	RequestSeq int64
+	API        string
+	// Offset is, for system, the first byte at which the system prompt
+	// differs; Index is, for edited and reordered, the request item
+	// (messages[] or input[]) where the conversation stops continuing
+	// the previous request's, else -1.
+	Offset, Index int
+	// Unchanged is the bytes after the shared prefix that the previous
+	// request held too: re-sent although unchanged, no prefix cache can
+	// reuse them; UnchangedTokens estimates their tokens (package
+	// compact's estimator).
+	Unchanged, UnchangedTokens int
+	// InputTokens is the input the provider reported (uncached, cache
+	// reads and cache writes), HasInput says it did.
+	InputTokens float64
+	HasInput    bool
 }
 
 // Resent is the bytes sent anew.
@@ -48,7 +70,14 @@ func (r *CacheRow) Resent() int { return r.Bytes - r.Reusable }
 // the UI's /api/ cache), keys in this order:
 // {"turn","step","stepStartSeq","bytes","reusable","resent","reason","cacheReadTokens"?};
 // a step with no request has null bytes, reusable, resent and reason.
+// A recorded session's row is
+// {"exchange","requestSeq","api","turn","step","stepStartSeq","bytes","reusable","resent",
+// "unchanged","unchangedTokens","reason","offset"?,"index"?,"cacheReadTokens"?,"inputTokens"?},
+// turn, step and stepStartSeq null while the exchange is not mapped.
 func (r *CacheRow) AppendJSON(b []byte) []byte {
+	if r.Exchange > 0 {
+		return r.appendRecorded(b)
+	}
 	b = append(b, `{"turn":`...)
 	b = codec.AppendJSONInt(b, r.Turn)
 	b = append(b, `,"step":`...)
@@ -74,6 +103,66 @@ func (r *CacheRow) AppendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
+func (r *CacheRow) appendRecorded(b []byte) []byte {
+	b = append(b, `{"exchange":`...)
+	b = codec.AppendJSONInt(b, int64(r.Exchange))
+	b = append(b, `,"requestSeq":`...)
+	b = codec.AppendJSONInt(b, r.RequestSeq)
+	b = append(b, `,"api":`...)
+	b = codec.AppendJSONString(b, []byte(r.API))
+	if r.Start < 0 {
+		b = append(b, `,"turn":null,"step":null,"stepStartSeq":null`...)
+	} else {
+		b = append(b, `,"turn":`...)
+		b = codec.AppendJSONInt(b, r.Turn)
+		b = append(b, `,"step":`...)
+		b = codec.AppendJSONInt(b, r.Step)
+		b = append(b, `,"stepStartSeq":`...)
+		b = codec.AppendJSONInt(b, r.Start)
+	}
+	b = append(b, `,"bytes":`...)
+	b = codec.AppendJSONInt(b, int64(r.Bytes))
+	b = append(b, `,"reusable":`...)
+	b = codec.AppendJSONInt(b, int64(r.Reusable))
+	b = append(b, `,"resent":`...)
+	b = codec.AppendJSONInt(b, int64(r.Resent()))
+	b = append(b, `,"unchanged":`...)
+	b = codec.AppendJSONInt(b, int64(r.Unchanged))
+	b = append(b, `,"unchangedTokens":`...)
+	b = codec.AppendJSONInt(b, int64(r.UnchangedTokens))
+	b = append(b, `,"reason":`...)
+	b = codec.AppendJSONString(b, []byte(r.Reason))
+	if r.Reason == ReasonSystem {
+		b = append(b, `,"offset":`...)
+		b = codec.AppendJSONInt(b, int64(r.Offset))
+	}
+	if r.Index >= 0 {
+		b = append(b, `,"index":`...)
+		b = codec.AppendJSONInt(b, int64(r.Index))
+	}
+	if r.HasCacheRead {
+		b = append(b, `,"cacheReadTokens":`...)
+		b = codec.AppendJSONNumber(b, r.CacheRead)
+	}
+	if r.HasInput {
+		b = append(b, `,"inputTokens":`...)
+		b = codec.AppendJSONNumber(b, r.InputTokens)
+	}
+	return append(b, '}')
+}
+
+// Cause is the reason with its detail, for text: "system@OFFSET",
+// "edited#INDEX", "reordered#INDEX", else the reason.
+func (r *CacheRow) Cause() string {
+	switch {
+	case r.Exchange > 0 && r.Reason == ReasonSystem:
+		return r.Reason + "@" + string(codec.AppendJSONInt(nil, int64(r.Offset)))
+	case r.Exchange > 0 && r.Index >= 0:
+		return r.Reason + "#" + string(codec.AppendJSONInt(nil, int64(r.Index)))
+	}
+	return r.Reason
+}
+
 // CacheTotals sums the rows of a cache report that have a request.
 type CacheTotals struct {
 	Requests        int
@@ -82,6 +171,25 @@ type CacheTotals struct {
 	// sums them.
 	CacheReads int
 	CacheRead  float64
+
+	// Recorded says the report is a recorded session's (SPEC §15.4);
+	// Exchanges counts its rows, the whole session's even when a Window
+	// selected fewer. Input sums the reported input tokens of the rows
+	// that have them (Inputs counts those rows); Unchanged and
+	// UnchangedTokens sum the rows'.
+	Recorded                   bool
+	Exchanges, Inputs          int
+	Input                      float64
+	Unchanged, UnchangedTokens int64
+}
+
+// CacheReadRatio is the reported cache reads ÷ the reported input
+// tokens, 0 when none were reported.
+func (t *CacheTotals) CacheReadRatio() float64 {
+	if t.Input == 0 {
+		return 0
+	}
+	return t.CacheRead / t.Input
 }
 
 // Resent is the bytes sent anew.
@@ -96,7 +204,10 @@ func (t *CacheTotals) Ratio() float64 {
 }
 
 // AppendJSON appends the totals as one JSON object:
-// {"total":{"requests","bytes","reusable","resent","cacheReadTokens"?}}.
+// {"total":{"requests","bytes","reusable","resent","cacheReadTokens"?}};
+// a recorded session's adds "exchanges", "unchanged" and
+// "unchangedTokens" before cacheReadTokens, and "inputTokens" and
+// "cacheReadRatio" (cache reads ÷ input tokens) when input was reported.
 func (t *CacheTotals) AppendJSON(b []byte) []byte {
 	b = append(b, `{"total":{"requests":`...)
 	b = codec.AppendJSONInt(b, int64(t.Requests))
@@ -106,9 +217,23 @@ func (t *CacheTotals) AppendJSON(b []byte) []byte {
 	b = codec.AppendJSONInt(b, t.Reusable)
 	b = append(b, `,"resent":`...)
 	b = codec.AppendJSONInt(b, t.Resent())
+	if t.Recorded {
+		b = append(b, `,"exchanges":`...)
+		b = codec.AppendJSONInt(b, int64(t.Exchanges))
+		b = append(b, `,"unchanged":`...)
+		b = codec.AppendJSONInt(b, t.Unchanged)
+		b = append(b, `,"unchangedTokens":`...)
+		b = codec.AppendJSONInt(b, t.UnchangedTokens)
+	}
 	if t.CacheReads > 0 {
 		b = append(b, `,"cacheReadTokens":`...)
 		b = codec.AppendJSONNumber(b, t.CacheRead)
+	}
+	if t.Inputs > 0 {
+		b = append(b, `,"inputTokens":`...)
+		b = codec.AppendJSONNumber(b, t.Input)
+		b = append(b, `,"cacheReadRatio":`...)
+		b = codec.AppendJSONNumber(b, t.CacheReadRatio())
 	}
 	return append(b, "}}"...)
 }
@@ -118,6 +243,12 @@ func (t *CacheTotals) add(r *CacheRow) {
 		t.CacheReads++
 		t.CacheRead += r.CacheRead
 	}
+	if r.HasInput {
+		t.Inputs++
+		t.Input += r.InputTokens
+	}
+	t.Unchanged += int64(r.Unchanged)
+	t.UnchangedTokens += int64(r.UnchangedTokens)
 	if r.Null {
 		return
 	}
@@ -145,7 +276,17 @@ type cacheState struct {
 // those rows. Only the requests of those steps and of the one before them
 // are built: a page of a long session costs one digest fold of the log up
 // to the page, plus the page's requests.
+//
+// A session the recording gateway recorded (Recorded) is reported on its
+// recorded request bodies (SPEC §15.4): one row per exchange of a
+// recorded API, w counting exchanges; each body is compared with the
+// previous one of its lane (transcript.Prefix), and the cache reads and
+// input tokens are those of the recorded answer's usage (the mapped
+// assistant/message's when the session has it).
 func Cache(ctx context.Context, st Store, head eventlog.Head, w Window, fn func(CacheRow) error) (CacheTotals, error) {
+	if Recorded(head.Header) {
+		return cacheRecorded(ctx, st, head, w, fn)
+	}
 	var (
 		tot       CacheTotals
 		starts    int                // step/starts visited

@@ -2,7 +2,10 @@
 // the one-line summary of an event, the index of a session's steps with
 // their digests, the cache report (how many bytes of each request a
 // provider's prompt cache could reuse, and why the shared prefix broke)
-// and the diff between the requests of two steps. logtool's show, cache
+// and the diff between the requests of two steps. A session the
+// recording gateway recorded (Recorded) has its cache report computed on
+// its recorded request bodies instead, one row per exchange (SPEC
+// §15.4), through package wire/recorded and transcript.Prefix. logtool's show, cache
 // and diff print them as text or JSON lines, and the web UI (package ui)
 // renders them as pages and serves them under /api/; both use the values
 // and JSON encoders of this package, so the two never disagree.
@@ -14,6 +17,7 @@
 // (rebuild.BuilderOptions.Keep). Nothing is written, and nothing from the
 // log goes into an error message: errors name sessions, steps and seqs.
 //
-// It sits on floor 5 of DESIGN.md: it imports codec, header, rebuild and
-// eventlog, and is imported by ui and the commands.
+// It sits on floor 5 of DESIGN.md: it imports codec, header, compact,
+// rebuild, wire/recorded, eventlog and transcript, and is imported by ui
+// and the commands.
 package audit

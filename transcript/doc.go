@@ -64,6 +64,13 @@
 //     that is no longer the lane's open one is ErrStale. Close ends a
 //     turn whose answer a crash lost; LaneFrom rebuilds a Lane from the
 //     session's events after a restart.
+//   - Prefix(api, prev, cur) is the cache audit's measure (SPEC §15.4):
+//     the bytes of body cur in the prefix it shares with prev, the
+//     lane's previous request, in the API's order (tools, system, then
+//     the conversation items, each whole while it equals prev's in
+//     normal form), the Break as MapRequest names it, and the spans after
+//     the prefix that prev held too (re-sent although unchanged).
+//     Answer.Usage is the usage an answer reported.
 //
 // Normal form: text blocks hold their text alone; cache_control is
 // dropped from opaque blocks and tools; an assistant message compares by

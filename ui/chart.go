@@ -1,6 +1,10 @@
 package ui
 
-import "github.com/sessionlog/sessionlog/audit"
+import (
+	"strconv"
+
+	"github.com/sessionlog/sessionlog/audit"
+)
 
 // chart is the geometry of the cache chart, an SVG drawn on the server:
 // one bar per step, its height the request's bytes, split into the bytes
@@ -24,7 +28,9 @@ type bar struct {
 	ReuseY, ReuseH   int
 	ResendY, ResendH int
 	LabelX, LabelY   int
-	Label            string
+	// Name is the step T.S, or #N for a recorded exchange not mapped to
+	// a step; Label the reason with its detail (audit.CacheRow.Cause).
+	Name, Label string
 }
 
 const (
@@ -51,7 +57,7 @@ func newChart(rows []audit.CacheRow) chart {
 	c.Right = c.Width - chartRight
 	c.Height = c.Baseline + chartLabel
 	for i, r := range rows {
-		b := bar{Row: r, X: chartLeft + i*step, W: w, Label: r.Reason}
+		b := bar{Row: r, X: chartLeft + i*step, W: w, Name: rowName(&r), Label: r.Cause()}
 		if r.Null {
 			b.Label = "no request"
 		} else if c.Max > 0 {
@@ -65,4 +71,13 @@ func newChart(rows []audit.CacheRow) chart {
 		c.Bars = append(c.Bars, b)
 	}
 	return c
+}
+
+// rowName names a row of the cache report: its step, or #N for an
+// exchange of a recorded session that no step maps.
+func rowName(r *audit.CacheRow) string {
+	if r.Exchange > 0 && r.Start < 0 {
+		return "#" + strconv.Itoa(r.Exchange)
+	}
+	return r.Ref.String()
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"html/template"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -556,12 +557,16 @@ func (s *Server) cacheReport(r *http.Request) (*cacheView, error) {
 	if err != nil {
 		return nil, err
 	}
-	from, limit, err := window(r, int64(len(o.Steps)), int64(s.opts.CachePage), MaxCacheSteps)
+	n, recorded := int64(len(o.Steps)), audit.Recorded(h.Header)
+	if recorded { // a row per exchange: the report counts them
+		n = math.MaxInt32
+	}
+	from, limit, err := window(r, n, int64(s.opts.CachePage), MaxCacheSteps)
 	if err != nil {
 		return nil, err
 	}
 	v := &cacheView{ID: h.Header.ID, From: int(from), Page: int(limit), Steps: len(o.Steps)}
-	if from == int64(len(o.Steps)) { // past the last step: nothing to fold for
+	if !recorded && from == n { // past the last step: nothing to fold for
 		v.Chart = newChart(nil)
 		return v, nil
 	}
@@ -571,6 +576,9 @@ func (s *Server) cacheReport(r *http.Request) (*cacheView, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if recorded {
+		v.Steps = v.Total.Exchanges
 	}
 	v.Chart = newChart(v.Rows)
 	return v, nil
