@@ -454,38 +454,15 @@ func checkStore(t *testing.T, st eventlog.Store, runs []*agentRun) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
 	for _, h := range heads {
 		id := h.Header.ID
 		res, err := verify.Session(ctx, st.(verify.Store), id, verify.Options{Strict: true})
 		if err != nil || len(res.Findings) > 0 {
 			t.Errorf("verify --strict %s: %v %v", id, err, res.Findings)
 		}
-		line, err := h.Header.AppendJSON(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.Write(append(line, '\n'))
-		it, err := st.Scan(ctx, id, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			ev, err := it.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			line, err = ev.AppendJSON(line[:0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			out.Write(append(line, '\n'))
-		}
-		it.Close()
 	}
+	var out bytes.Buffer
+	out.Write(exportAll(t, st))
 	// The export is the decompressed text: it holds what the agents sent.
 	for _, want := range []string{agenttest.FirstPrompt, agenttest.ResumePrompt, agenttest.ToolSays, agenttest.NoteSays, agenttest.FinalText} {
 		if !bytes.Contains(out.Bytes(), []byte(want)) && len(runs) > 0 {

@@ -207,6 +207,16 @@ func TestGatewayNoKeyStored(t *testing.T) {
 	})
 	st := openStore(t, r.path)
 	defer st.Close()
+	// The store compresses: the export is where a recorded key would show.
+	export := exportAll(t, st)
+	if !bytes.Contains(export, []byte("x-custom")) {
+		t.Fatalf("the export holds no recorded header: %.200s", export)
+	}
+	for _, k := range keys {
+		if bytes.Contains(export, []byte(k)) {
+			t.Errorf("the export holds key %q", k)
+		}
+	}
 	s, _ := read(t, st, r.sessionsOf(st)[0])
 	var names []string
 	for _, f := range s.Exchanges()[0].Request.Headers {

@@ -213,3 +213,41 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// exportAll returns every session of st as JSONL, as logtool export
+// writes it: the decompressed text, where a key a compressed store file
+// would hide shows.
+func exportAll(t *testing.T, st eventlog.Store) []byte {
+	t.Helper()
+	ctx := context.Background()
+	heads, err := st.Sessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []byte
+	for _, h := range heads {
+		if out, err = h.Header.AppendJSON(out); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, '\n')
+		it, err := st.Scan(ctx, h.Header.ID, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			ev, err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out, err = ev.AppendJSON(out); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, '\n')
+		}
+		it.Close()
+	}
+	return out
+}
