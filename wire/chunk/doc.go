@@ -30,4 +30,15 @@
 //
 // Next is allocation-free and runs at memory speed; Split and Digest are
 // conveniences over it.
+//
+// # Answers
+//
+// Content-defined cuts pay off only for bytes that a later body repeats.
+// An answer never is (the next request holds its content re-encoded, not
+// its SSE bytes), so Piece cuts an answer at fixed lengths of PieceMax
+// (64 KiB), moved back to a character start: one event per piece, which
+// the store compresses whole. Measured on the 50-request sessions of
+// package gateway's TestGatewayStoredRatio, ~1 KiB answer chunks stored
+// 0.1051 of the bytes with stream-shaped answers, one piece per answer
+// 0.0587 (the chunk lists by seq in both).
 package chunk
