@@ -35,28 +35,29 @@
 // content-defined chunks (package wire/chunk), and its session's new
 // chunks and its wire/request are appended in one atomic append; only
 // when the store has acknowledged it does the request go upstream. The
-// answer is cut into chunks as it streams; its new chunks are appended in
-// batches of 64 KiB while it streams, and the last ones with its
-// wire/response when it ends, whole or cut (by the client, the upstream,
-// a timeout or a shutdown). An answer is never held whole: an exchange
-// holds its unfinished chunk (at most 8 KiB), one batch and the digests
-// of its chunks. (logtool gateway also sets a soft memory limit of 160
+// answer, which no later body repeats, is not cut by content: each piece
+// of 64 KiB (chunk.Piece) is appended as one wire/chunk while it streams,
+// and the last with its wire/response when it ends, whole or cut (by the
+// client, the upstream, a timeout or a shutdown). An answer is never held
+// whole: an exchange holds its unfinished piece and the runs of seqs that
+// name its pieces. (logtool gateway also sets a soft memory limit of 160
 // MiB: 64 clients streaming 20 MB answers each peaked at 214–219 MB
 // resident, 332 MB without it.) The events (package wire/recorded defines them):
 //
 //	session gw-<16 hex>   header: {"gateway":{"upstream":NAME,"agentSession":ID,"from":HEADER}}
 //	│                             (or {"upstream":NAME,"run":RUN} without an agent id)
 //	├── wire/chunk      request chunks the session does not hold yet
-//	├── wire/request    {api, method, path, headers, chunks, size, digest}
+//	├── wire/request    {api, method, path, headers, chunks: [[SEQ,N]…], size, digest}
 //	│   (phase 2: the request's mapped events, in the same append)
-//	├── wire/chunk …    answer chunks, a batch at a time while it streams
+//	├── wire/chunk …    the answer, a 64 KiB piece at a time while it streams
 //	└── wire/response   {request: SEQ, status, headers, chunks|null, size, digest, streamed, cut?}
 //	    (phase 2: the answer's mapped events, in the same append)
 //
 // One writer per session serialises its appends. Exchanges of one session
 // that overlap in time (an agent's parallel calls) interleave their
-// events; that is sound because every record names its chunks by digest
-// and a wire/response names its wire/request by seq.
+// events; that is sound because every record names its chunks by seq
+// (runs of consecutive wire/chunk events) and a wire/response names its
+// wire/request by seq.
 //
 // Headers are recorded from the allowlists of SPEC §15.1 (and
 // Options.RecordHeaders); authorization, x-api-key, x-goog-api-key,
@@ -77,7 +78,7 @@
 // continues an agent's session: it reads the session's chunks back first.
 // So does the gateway itself for a session it has not used for a while:
 // it keeps the writers of exchanges in flight and of the 128 sessions
-// used last, each holding its session's chunk digests, and drops the
+// used last, each holding its session's chunk digests and seqs, and drops the
 // others.
 // Lanes, conversation mapping and the cache audit (SPEC §15.2–§15.4) are
 // phase 2.

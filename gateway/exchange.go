@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"hash"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -77,10 +78,7 @@ func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
 func (g *Gateway) appendRequest(s *session, r *http.Request, x *exchange) error {
 	parts := chunk.Split(x.body)
 	q := recorded.Request{API: x.api, Method: x.method, Path: x.path, Headers: g.reqAllow.recordHeaders(r.Header),
-		Chunks: make([]recorded.Digest, len(parts)), Size: int64(len(x.body)), Digest: recorded.Sum(x.body)}
-	for i, p := range parts {
-		q.Chunks[i] = recorded.Sum(p)
-	}
+		Size: int64(len(x.body)), Digest: recorded.Sum(x.body)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ctx := context.Background() // a client that leaves does not cancel its record
@@ -91,23 +89,27 @@ func (g *Gateway) appendRequest(s *session, r *http.Request, x *exchange) error 
 	now := g.millis()
 	seq := s.next
 	evs := make([]codec.Event, 0, len(parts)+1)
-	added := map[recorded.Digest]bool{}
+	added := map[recorded.Digest]int64{}
 	var o codec.Object
-	for i, p := range parts {
-		d := q.Chunks[i]
-		if _, ok := s.have[d]; ok || added[d] {
-			continue
+	for _, p := range parts {
+		d := recorded.Sum(p)
+		at, ok := s.have[d]
+		if !ok {
+			at, ok = added[d]
 		}
-		added[d] = true
-		o.Reset()
-		recorded.AppendChunk(&o, d, p)
-		ev, err := codec.NewEvent(recorded.TypeChunk, seq, now, o.Bytes(), codec.SurfaceOp{}, nil)
-		if err != nil {
-			g.fail(err)
-			return err
+		if !ok {
+			o.Reset()
+			recorded.AppendChunk(&o, d, p)
+			ev, err := codec.NewEvent(recorded.TypeChunk, seq, now, o.Bytes(), codec.SurfaceOp{}, nil)
+			if err != nil {
+				g.fail(err)
+				return err
+			}
+			evs = append(evs, ev)
+			at, added[d] = seq, seq
+			seq++
 		}
-		evs = append(evs, ev)
-		seq++
+		q.Chunks = recorded.AppendRun(q.Chunks, at)
 	}
 	o.Reset()
 	q.AppendData(&o)
@@ -123,9 +125,7 @@ func (g *Gateway) appendRequest(s *session, r *http.Request, x *exchange) error 
 		g.storeFailed(err)
 		return err
 	}
-	for d := range added {
-		s.have[d] = struct{}{}
-	}
+	maps.Copy(s.have, added)
 	s.n++
 	x.sess, x.seq, x.n = s, seq, s.n
 	return nil
@@ -311,23 +311,17 @@ func (g *Gateway) status(x *exchange, status int, answer int64, cut string) {
 	g.log.Info("exchange", args...)
 }
 
-// answerBatch is how many bytes of new chunks an answer gathers before it
-// appends them (while it streams): it bounds an answer's memory.
-const answerBatch = 64 << 10
-
-// answer records an answer as it streams: it cuts the bytes into chunks
-// as soon as a cut is final, appends the new ones in batches, and keeps
-// only the chunks' digests and a running SHA-256, never the answer.
+// answer records an answer as it streams: it appends each piece of
+// chunk.PieceMax bytes as soon as it is whole (the rest with the
+// wire/response), and keeps only the runs that name them and a running
+// SHA-256, never the answer.
 type answer struct {
 	g    *Gateway
 	x    *exchange
-	tail []byte // bytes not cut yet
-	// pend are chunks not appended yet; pendBytes their size.
-	pend      [][]byte
-	pendBytes int
-	ds        []recorded.Digest
-	h         hash.Hash
-	size      int64
+	tail []byte // bytes not appended yet
+	runs []recorded.Run
+	h    hash.Hash
+	size int64
 	// err stops the recording (the store failed); forwarding goes on.
 	err error
 }
@@ -340,31 +334,18 @@ func (a *answer) write(p []byte) {
 		return
 	}
 	a.tail = append(a.tail, p...)
-	// A cut is final once Max bytes follow its start: Next looks no
-	// further.
 	off := 0
-	for len(a.tail)-off > chunk.Max {
-		n := chunk.Next(a.tail[off:])
-		a.add(a.tail[off : off+n])
+	for len(a.tail)-off > chunk.PieceMax {
+		n := chunk.Piece(a.tail[off:])
+		a.flush(a.tail[off:off+n], nil)
 		off += n
 	}
 	a.tail = append(a.tail[:0], a.tail[off:]...)
-	if a.pendBytes >= answerBatch {
-		a.flush(nil)
-	}
 }
 
-// add takes a cut chunk.
-func (a *answer) add(c []byte) {
-	d := recorded.Sum(c)
-	a.ds = append(a.ds, d)
-	a.pend = append(a.pend, append([]byte(nil), c...))
-	a.pendBytes += len(c)
-}
-
-// flush appends the pending chunks the session does not hold yet, and
-// resp (when not nil) after them.
-func (a *answer) flush(resp *recorded.Response) {
+// flush appends the piece c (when not empty) unless the session holds it
+// already, and resp (when not nil) after it.
+func (a *answer) flush(c []byte, resp *recorded.Response) {
 	s := a.x.sess
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -377,13 +358,12 @@ func (a *answer) flush(resp *recorded.Response) {
 	}
 	if err != nil {
 		a.g.storeFailed(err)
-		a.pend, a.pendBytes, a.err = nil, 0, err
+		a.err = err
 		return
 	}
 	now := a.g.millis()
 	seq := s.next
 	var evs []codec.Event
-	added := map[recorded.Digest]bool{}
 	var o codec.Object
 	build := func(typ string, data []byte) bool {
 		ev, err := codec.NewEvent(typ, seq, now, data, codec.SurfaceOp{}, nil)
@@ -395,26 +375,28 @@ func (a *answer) flush(resp *recorded.Response) {
 		seq++
 		return true
 	}
-	for _, c := range a.pend {
-		d := recorded.Sum(c)
-		if _, ok := s.have[d]; ok || added[d] {
-			continue
+	var d recorded.Digest
+	at, held := int64(0), true
+	if len(c) > 0 {
+		d = recorded.Sum(c)
+		if at, held = s.have[d]; !held {
+			at = seq
+			o.Reset()
+			recorded.AppendChunk(&o, d, c)
+			build(recorded.TypeChunk, o.Bytes())
 		}
-		added[d] = true
-		o.Reset()
-		recorded.AppendChunk(&o, d, c)
-		if !build(recorded.TypeChunk, o.Bytes()) {
-			break
-		}
+		a.runs = recorded.AppendRun(a.runs, at)
 	}
 	if resp != nil && a.err == nil {
+		if resp.Body {
+			resp.Chunks = a.runs
+		}
 		o.Reset()
 		resp.AppendData(&o)
 		build(recorded.TypeResponse, o.Bytes())
 		// Phase 2: the answer's mapped events go here, in the same
 		// append.
 	}
-	a.pend, a.pendBytes = a.pend[:0], 0
 	if a.err == nil {
 		a.err = s.appendEvents(context.Background(), a.g.opts.Store, evs)
 	}
@@ -423,27 +405,24 @@ func (a *answer) flush(resp *recorded.Response) {
 		a.g.log.Error("an answer could not be recorded; it was forwarded whole", "session", s.id, "exchange", a.x.n)
 		return
 	}
-	for d := range added {
-		s.have[d] = struct{}{}
+	if !held {
+		s.have[d] = at
 	}
 }
 
-// finish cuts the rest of the answer and appends it with its
-// wire/response, whose Request, Chunks, Size and Digest it fills.
+// finish appends the rest of the answer with its wire/response, whose
+// Request, Chunks, Size and Digest it fills.
 func (a *answer) finish(resp recorded.Response) {
-	if a.err == nil {
-		for off := 0; off < len(a.tail); {
-			n := chunk.Next(a.tail[off:])
-			a.add(a.tail[off : off+n])
-			off += n
-		}
-		a.tail = nil
-	}
 	resp.Request = a.x.seq
 	if resp.Body {
-		resp.Chunks, resp.Size, resp.Digest = a.ds, a.size, recorded.Digest(a.h.Sum(nil))
+		resp.Size, resp.Digest = a.size, recorded.Digest(a.h.Sum(nil))
 	} else {
 		resp.Digest = recorded.Sum(nil)
 	}
-	a.flush(&resp)
+	var rest []byte
+	if a.err == nil {
+		rest = a.tail // at most chunk.PieceMax bytes: write cut the rest
+	}
+	a.tail = nil
+	a.flush(rest, &resp)
 }

@@ -193,10 +193,10 @@ func read(t *testing.T, st eventlog.Store, id string) (*recorded.Session, []reco
 }
 
 // body reassembles recorded chunks.
-func body(t *testing.T, s *recorded.Session, ds []recorded.Digest) []byte {
+func body(t *testing.T, s *recorded.Session, runs []recorded.Run) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := s.WriteBody(&b, ds); err != nil {
+	if err := s.WriteBody(&b, runs); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

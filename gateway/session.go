@@ -102,8 +102,10 @@ type session struct {
 	mu     sync.Mutex
 	loaded bool
 	next   int64
-	have   map[recorded.Digest]struct{}
-	n      int // exchanges recorded so far
+	// have maps the digest of each chunk the session holds to its
+	// wire/chunk's seq.
+	have map[recorded.Digest]int64
+	n    int // exchanges recorded so far
 }
 
 // session returns the writer of the session a request belongs to,
@@ -168,7 +170,7 @@ func (s *session) load(ctx context.Context, st eventlog.Store) error {
 	if s.loaded {
 		return nil
 	}
-	s.have, s.n, s.next = map[recorded.Digest]struct{}{}, 0, 0
+	s.have, s.n, s.next = map[recorded.Digest]int64{}, 0, 0
 	head, err := st.Head(ctx, s.id)
 	switch {
 	case errors.Is(err, eventlog.ErrNotFound):
@@ -199,7 +201,9 @@ func (s *session) load(ctx context.Context, st eventlog.Store) error {
 			if err != nil {
 				return errors.Wrapf(err, "gateway: read session %s", errors.Safe(s.id))
 			}
-			s.have[d] = struct{}{}
+			if _, ok := s.have[d]; !ok {
+				s.have[d] = ev.Seq
+			}
 		case recorded.TypeRequest:
 			s.n++
 		}

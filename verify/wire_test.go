@@ -13,25 +13,38 @@ import (
 
 // wireEvents builds the events of a recorded session: each step is a
 // chunk (its bytes), a request or a response naming bodies by their
-// chunks' bytes; a digest override makes one lie.
+// chunks' bytes (each the seq of the latest chunk of those bytes before
+// it; bytes of no chunk name the record's own seq, which no run may); a
+// digest override makes one lie.
 type wireStep struct {
 	typ     string
 	bytes   []byte   // a chunk's
 	parts   []string // a body's chunks
 	request int64    // a response's request seq
 	lie     bool     // the chunk's or body's digest is wrong
+	// runs, when set, name the body's chunks instead of parts (whose
+	// bytes still make size and digest).
+	runs []recorded.Run
 }
 
 func wireSession(t *testing.T, steps []wireStep) []codec.Event {
 	t.Helper()
 	var evs []codec.Event
+	at := map[string]int64{}
 	for i, st := range steps {
 		var o codec.Object
-		var ds []recorded.Digest
+		var ds []recorded.Run
 		var all []byte
 		for _, p := range st.parts {
-			ds = append(ds, recorded.Sum([]byte(p)))
+			seq, ok := at[p]
+			if !ok {
+				seq = int64(i)
+			}
+			ds = append(ds, recorded.Run{Seq: seq, N: 1})
 			all = append(all, p...)
+		}
+		if st.runs != nil {
+			ds = st.runs
 		}
 		sum := recorded.Sum(all)
 		if st.lie {
@@ -44,6 +57,7 @@ func wireSession(t *testing.T, steps []wireStep) []codec.Event {
 				d[0] ^= 1
 			}
 			recorded.AppendChunk(&o, d, st.bytes)
+			at[string(st.bytes)] = int64(i)
 		case recorded.TypeRequest:
 			q := recorded.Request{API: "openai-chat", Method: "POST", Path: "/v1/chat/completions", Chunks: ds, Size: int64(len(all)), Digest: sum}
 			q.AppendData(&o)
@@ -75,7 +89,15 @@ func TestVerifyWire(t *testing.T) {
 	}{
 		{"clean", []wireStep{chunk("ab"), chunk("\xff\xfe"), req("ab", "\xff\xfe", "ab"), chunk("cd"), resp(2, "cd", "ab")}, nil},
 		{"chunk digest", []wireStep{func() wireStep { c := chunk("ab"); c.lie = true; return c }(), req()}, []string{"0 wire finding", "1 wire warning"}},
-		{"missing chunk", []wireStep{chunk("ab"), req("ab", "zz")}, []string{"1 wire finding", "1 wire warning"}},
+		// One run names both chunks; the order of the runs is the body's.
+		{"runs", []wireStep{chunk("ab"), chunk("cd"), {typ: recorded.TypeRequest, parts: []string{"cd", "ab", "cd"},
+			runs: []recorded.Run{{Seq: 1, N: 1}, {Seq: 0, N: 2}}}, resp(2, "ab")}, nil},
+		// Seq 2 is a wire/response, not a chunk.
+		{"missing chunk", []wireStep{chunk("ab"), req("ab"), resp(1, "ab"),
+			{typ: recorded.TypeRequest, parts: []string{"ab", "zz"}, runs: []recorded.Run{{Seq: 0, N: 1}, {Seq: 2, N: 1}}}},
+			[]string{"3 wire finding", "3 wire warning"}},
+		{"run past its record", []wireStep{chunk("ab"), {typ: recorded.TypeRequest, parts: []string{"ab"}, runs: []recorded.Run{{Seq: 0, N: 2}}}},
+			[]string{"1 wire finding", "0 wire finding", "1 wire warning"}},
 		// The chunk after the unanswered request counts as its partial answer.
 		{"chunk after its use", []wireStep{req("ab"), chunk("ab")}, []string{"0 wire finding", "0 wire warning", "0 wire warning"}},
 		{"body digest", []wireStep{chunk("ab"), func() wireStep { r := req("ab"); r.lie = true; return r }()}, []string{"1 wire finding", "1 wire warning"}},

@@ -33,7 +33,12 @@
 //   - the audit UI's resident memory (section uimem): a server process
 //     (logbench itself, serving as logtool serve does) over a store with
 //     a 50 MB event, 20 clients at once on each page that reads it, its
-//     peak resident set against the 512 MiB the issue allows.
+//     peak resident set against the 512 MiB the issue allows;
+//   - the recording gateway's storage (section gateway): a 50-request
+//     session shaped like Claude Code's and one like Codex's through an
+//     in-process gateway, each step answered with the API's own stream:
+//     the store's StoredBytes ÷ the bytes sent and answered, against
+//     issue 20's 0.08.
 //
 // Usage:
 //

@@ -28,6 +28,8 @@ type report struct {
 	pg          pgResults
 	ui          []uiResult
 	uiMem       *uiMemReport
+	// gateway is the recording gateway's storage (issue 20).
+	gateway []gatewayResult
 }
 
 // table is a Markdown table.
@@ -125,6 +127,7 @@ func (r *report) markdown() string {
 	r.writePostgres(&b)
 	r.writeUI(&b)
 	r.writeUIMemory(&b)
+	r.writeGateway(&b)
 	return b.String()
 }
 

@@ -24,7 +24,7 @@ const (
 
 // config is what one run measures, from the flags.
 // sectionKeys name the report's sections for -only, in the order they run.
-var sectionKeys = []string{"durable", "walopen", "codec", "sessions", "verify", "memory", "ui", "uimem", "space", "wire", "stream", "transcripts", "pg"}
+var sectionKeys = []string{"durable", "walopen", "codec", "sessions", "verify", "memory", "ui", "uimem", "space", "wire", "stream", "transcripts", "gateway", "pg"}
 
 // runs reports whether section key is to be measured: every one without
 // -only; with it, those named and the generated sessions that verify,
@@ -228,6 +228,7 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		{"wire", "wire", func() (err error) { r.wire, err = measureWire(ctx, c, p); return err }},
 		{"stream", "memory while streaming", func() (err error) { r.streamMem, err = measureStreamMemory(ctx, c, work, p); return err }},
 		{"transcripts", "transcript import", func() (err error) { r.transcripts, err = measureTranscripts(ctx, c, work, p); return err }},
+		{"gateway", "recording gateway storage", func() (err error) { r.gateway, err = measureGateway(ctx, work, p); return err }},
 		{"pg", "PostgreSQL", func() (err error) { r.pg, err = measurePostgres(ctx, c, work, r.sessions, p); return err }},
 	}
 	defer func() {

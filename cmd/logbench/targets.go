@@ -80,6 +80,14 @@ func (r *report) writeTargets(b *strings.Builder) {
 		t.add("resident memory ÷ bytes streamed, a "+mib(float64(s.bytes))+" MiB answer through provider and loop, "+s.wire+" (issue 19)",
 			"≤ 1.5×", ratio(s.growth()), verdict(s.growth() <= 1.5))
 	}
+	if len(r.gateway) == 0 {
+		missing(fmt.Sprintf("stored ÷ (sent + answered), a %d-request session through the gateway shaped like Claude Code's, and like Codex's (issue 20)", gatewayRequests),
+			fmt.Sprintf("≤ %.2f", gatewayTarget))
+	}
+	for _, g := range r.gateway {
+		t.add(fmt.Sprintf("stored ÷ (sent + answered), a %d-request session through the gateway shaped like %s's (issue 20)", g.requests, g.agent),
+			fmt.Sprintf("≤ %.2f", gatewayTarget), fmt.Sprintf("%.4f", g.ratio()), verdict(g.ratio() <= gatewayTarget))
+	}
 	t.write(b)
 	if len(r.durable) > 0 || r.walOpen != nil {
 		b.WriteString("Also asked for: Append latency")

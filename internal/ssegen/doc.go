@@ -3,6 +3,8 @@
 // (§15.3) for benchmarks of the stream translators: reasoning, text and
 // tool calls in small fragments, as live models stream them; and request
 // bodies shaped like Claude Code's and Codex's (ClaudeRequests,
-// CodexRequests), for the recording gateway's storage measures. It is
+// CodexRequests) with each step's answer (AnthropicTurn, ResponsesTurn:
+// a text and a tool call, each seed its own), for the recording gateway's
+// storage measures. It is
 // benchmark support; nothing ships with it.
 package ssegen

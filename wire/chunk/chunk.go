@@ -92,6 +92,28 @@ func charStart(b []byte, c int) int {
 	return c
 }
 
+// PieceMax bounds a piece of an answer (Piece).
+const PieceMax = 64 << 10
+
+// Piece returns the length of the first piece of an answer's bytes b: all
+// of b when it is at most PieceMax bytes, else PieceMax moved back to the
+// nearest UTF-8 character start (as Next's cuts are, so that a piece of a
+// valid UTF-8 answer is valid UTF-8). An answer is not cut by content: no
+// later body re-sends it, so its bytes would share no chunk, and one event
+// per piece stores it with one digest and compresses it whole, where
+// ~1 KiB chunks cost a digest and an event each (SPEC §15.3).
+func Piece(b []byte) int {
+	if len(b) <= PieceMax {
+		return len(b)
+	}
+	for back := PieceMax; back > PieceMax-utf8.UTFMax; back-- {
+		if utf8.RuneStart(b[back]) {
+			return back
+		}
+	}
+	return PieceMax
+}
+
 // Split cuts b into its chunks, in order; they share b's memory and
 // concatenate to b. A nil or empty b has no chunks.
 func Split(b []byte) [][]byte {

@@ -198,3 +198,37 @@ func ExampleSplit() {
 	fmt.Printf("%d chunks in the first body; the second's %d chunks add %d\n", len(seen), total, added)
 	// Output: 42 chunks in the first body; the second's 42 chunks add 1
 }
+
+// TestPiece: an answer's pieces are PieceMax bytes, less the bytes of a
+// character that straddles the cut (so each piece of UTF-8 is UTF-8);
+// bytes that are not UTF-8 are cut at PieceMax; at most PieceMax is one
+// piece.
+func TestPiece(t *testing.T) {
+	euro := "€" // 3 bytes
+	for _, tt := range []struct {
+		name string
+		b    []byte
+		want int
+	}{
+		{"empty", nil, 0},
+		{"short", []byte("event: ping\n\n"), 13},
+		{"exactly PieceMax", bytes.Repeat([]byte("a"), chunk.PieceMax), chunk.PieceMax},
+		{"ASCII", bytes.Repeat([]byte("a"), chunk.PieceMax+1), chunk.PieceMax},
+		{"a character across the cut", []byte(strings.Repeat("a", chunk.PieceMax-1) + euro), chunk.PieceMax - 1},
+		{"a character ending at the cut", []byte(strings.Repeat("a", chunk.PieceMax-3) + euro + "b"), chunk.PieceMax},
+		{"4-byte character", []byte(strings.Repeat("a", chunk.PieceMax-2) + "😀"), chunk.PieceMax - 2},
+		{"not UTF-8", bytes.Repeat([]byte{0x80}, chunk.PieceMax+10), chunk.PieceMax},
+	} {
+		if got := chunk.Piece(tt.b); got != tt.want {
+			t.Errorf("%s: Piece = %d, want %d", tt.name, got, tt.want)
+		}
+	}
+	answer := ssegen.Anthropic(300 << 10)
+	for b := answer; len(b) > 0; {
+		n := chunk.Piece(b)
+		if n == 0 || n > chunk.PieceMax || !utf8.Valid(b[:n]) {
+			t.Fatalf("a piece of %d bytes, valid UTF-8 %v", n, utf8.Valid(b[:n]))
+		}
+		b = b[n:]
+	}
+}

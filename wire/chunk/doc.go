@@ -30,4 +30,16 @@
 //
 // Next is allocation-free and runs at memory speed; Split and Digest are
 // conveniences over it.
+//
+// # Answers
+//
+// Content-defined cuts pay off only for bytes that a later body repeats.
+// An answer never is (the next request holds its content re-encoded, not
+// its SSE bytes), so Piece cuts an answer at fixed lengths of PieceMax
+// (64 KiB), moved back to a character start: one event per piece, which
+// the store compresses whole. Measured on the 50-request sessions of
+// package gateway's TestGatewayStoredRatio with stream-shaped answers,
+// ~1 KiB answer chunks stored 0.108 (Claude Code) and 0.168 (Codex) of
+// the bytes sent and answered, one piece per answer 0.058 and 0.058 (the
+// chunk lists by seq in both).
 package chunk

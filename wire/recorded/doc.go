@@ -10,22 +10,30 @@
 //	wire/chunk     {"digest":HEX,"text":STRING}   one per chunk of the body
 //	wire/chunk     {"digest":HEX,"base64":STRING} the session did not hold yet
 //	…                                             (base64: not valid UTF-8)
-//	wire/request   {"api","method","path","headers":{…},"chunks":[HEX…],"size","digest"}
+//	wire/request   {"api","method","path","headers":{…},"chunks":[[SEQ,N]…],"size","digest"}
 //	…              (phase 2: the mapped events of the request)
-//	wire/chunk …   the answer's new chunks, appended in batches while it streams
-//	wire/response  {"request":SEQ,"status","headers":{…},"chunks":[HEX…]|null,
+//	wire/chunk …   the answer's bytes, a piece of up to 64 KiB at a time while it streams
+//	wire/response  {"request":SEQ,"status","headers":{…},"chunks":[[SEQ,N]…]|null,
 //	                "size","digest","streamed","cut"?}
 //	…              (phase 2: the mapped events of the answer)
 //
-// A body is the concatenation of the chunks its record names, in order;
-// digest is the SHA-256 of the whole body, and every chunk is named by its
-// own SHA-256, so a chunk recorded once serves every later body of the
-// session that holds the same bytes (package wire/chunk cuts them). The
-// events of exchanges that overlap in time may interleave, which is why a
-// wire/response names its wire/request by seq (a member SPEC §15.3 does
-// not list; unknown members of these events are skipped). A wire/response
-// without a body (chunks null: no answer came from the upstream) has size
-// 0 and the digest of no bytes.
+// A body is the concatenation of the chunks its record names, in order:
+// each [SEQ,N] of chunks (a Run) names the N wire/chunk events from seq
+// SEQ on, all before the record. A request's chunks are content-defined
+// (package wire/chunk cuts them), so a chunk recorded once serves every
+// later body of the session that holds the same bytes; an answer, which
+// no later body repeats, is kept in pieces of up to chunk.PieceMax bytes
+// (one event per piece, not one per KiB). digest is the SHA-256 of the
+// whole body, and every wire/chunk holds its own SHA-256, which Session
+// checks against its bytes. Chunks are named by seq rather than by
+// digest: a 64-hex digest per ~1 KiB chunk made a growing session's
+// chunk lists cost more than the new bytes it stored, while a run costs
+// a few bytes however many chunks it names, and a seq is where the store
+// finds the event. The events of exchanges that overlap in time may
+// interleave, which is why a wire/response names its wire/request by seq
+// (a member SPEC §15.3 does not list; unknown members of these events are
+// skipped). A wire/response without a body (chunks null: no answer came
+// from the upstream) has size 0 and the digest of no bytes.
 //
 // Session reads a session's events in order and checks them. A
 // wire/request without a wire/response is a warning, not a finding: the

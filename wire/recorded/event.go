@@ -65,6 +65,23 @@ func parseDigest(s []byte) (Digest, bool) {
 // of a repeated header joined with ", ").
 type Field struct{ Name, Value string }
 
+// Run names N consecutive wire/chunk events of the session, from the one
+// at seq Seq: a body's chunks are a list of runs (SPEC §15.3), [SEQ,N] in
+// the events. The events are named by seq, not by digest: a 64-hex digest
+// per chunk cost a growing session's records more than the new bytes they
+// hold (each chunk's own event keeps its digest, which Session checks).
+type Run struct{ Seq, N int64 }
+
+// AppendRun appends the chunk at seq to runs: it extends the last run
+// when seq follows it, else starts a new one.
+func AppendRun(runs []Run, seq int64) []Run {
+	if k := len(runs) - 1; k >= 0 && runs[k].Seq+runs[k].N == seq {
+		runs[k].N++
+		return runs
+	}
+	return append(runs, Run{Seq: seq, N: 1})
+}
+
 // Request is the data of a wire/request event: what the upstream was
 // sent. Chunks name the wire/chunk events whose bytes, concatenated, are
 // the body.
@@ -73,7 +90,7 @@ type Request struct {
 	// Path is the path and query the upstream was sent.
 	Path    string
 	Headers []Field
-	Chunks  []Digest
+	Chunks  []Run
 	Size    int64
 	Digest  Digest
 }
@@ -91,7 +108,7 @@ type Response struct {
 	// Body is false when no answer body was received at all (chunks
 	// null); Chunks then is empty.
 	Body     bool
-	Chunks   []Digest
+	Chunks   []Run
 	Size     int64
 	Digest   Digest
 	Streamed bool
@@ -122,12 +139,11 @@ func appendFields(o *codec.Object, key string, fs []Field) {
 	o.Value(key, h.Bytes())
 }
 
-func appendDigests(o *codec.Object, key string, ds []Digest) {
-	b := codec.AppendArrayHeader(make([]byte, 0, 5+67*len(ds)), len(ds))
-	var hx [64]byte
-	for _, d := range ds {
-		hex.Encode(hx[:], d[:])
-		b = codec.AppendString(b, string(hx[:]))
+func appendRuns(o *codec.Object, key string, runs []Run) {
+	b := codec.AppendArrayHeader(make([]byte, 0, 5+19*len(runs)), len(runs))
+	for _, r := range runs {
+		b = codec.AppendArrayHeader(b, 2)
+		b = codec.AppendInt(codec.AppendInt(b, r.Seq), r.N)
 	}
 	o.Value(key, b)
 }
@@ -137,7 +153,7 @@ func appendDigests(o *codec.Object, key string, ds []Digest) {
 func (q *Request) AppendData(o *codec.Object) {
 	o.Str("api", q.API).Str("method", q.Method).Str("path", q.Path)
 	appendFields(o, "headers", q.Headers)
-	appendDigests(o, "chunks", q.Chunks)
+	appendRuns(o, "chunks", q.Chunks)
 	o.Int("size", q.Size).Str("digest", q.Digest.String())
 }
 
@@ -148,7 +164,7 @@ func (p *Response) AppendData(o *codec.Object) {
 	o.Int("request", p.Request).Int("status", int64(p.Status))
 	appendFields(o, "headers", p.Headers)
 	if p.Body {
-		appendDigests(o, "chunks", p.Chunks)
+		appendRuns(o, "chunks", p.Chunks)
 	} else {
 		o.Value("chunks", codec.AppendNil(nil))
 	}
@@ -247,16 +263,34 @@ func digest(r *codec.Reader, seq int64, key string) (Digest, error) {
 	return d, nil
 }
 
-func digests(r *codec.Reader, seq int64, key string) ([]Digest, error) {
+// runs reads a chunk list: [[SEQ,N]…], each run naming N ≥ 1 events
+// that all come before the record at seq (so no run reaches past it).
+func runs(r *codec.Reader, seq int64, key string) ([]Run, error) {
 	t, err := token(r, seq, key, codec.KindArray)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Digest, t.N)
-	for i := range out {
-		if out[i], err = digest(r, seq, key); err != nil {
+	out := make([]Run, 0, min(t.N, 1<<16))
+	for range t.N {
+		p, err := token(r, seq, key, codec.KindArray)
+		if err != nil {
 			return nil, err
 		}
+		if p.N != 2 {
+			return nil, invalidf("recorded: seq %d: a run of %s has %d members, not [seq,n]", errors.Safe(seq), errors.Safe(key), errors.Safe(p.N))
+		}
+		var run Run
+		if run.Seq, err = integer(r, seq, key); err != nil {
+			return nil, err
+		}
+		if run.N, err = integer(r, seq, key); err != nil {
+			return nil, err
+		}
+		if run.N < 1 || run.Seq >= seq || run.N > seq-run.Seq {
+			return nil, invalidf("recorded: seq %d: %s run [%d,%d] is empty or reaches past its record",
+				errors.Safe(seq), errors.Safe(key), errors.Safe(run.Seq), errors.Safe(run.N))
+		}
+		out = append(out, run)
 	}
 	return out, nil
 }
@@ -341,7 +375,7 @@ func DecodeRequest(ev *codec.Event) (Request, error) {
 			q.Headers, err = fields(r, ev.Seq, k)
 		case "chunks":
 			h |= 16
-			q.Chunks, err = digests(r, ev.Seq, k)
+			q.Chunks, err = runs(r, ev.Seq, k)
 		case "size":
 			h |= 32
 			q.Size, err = integer(r, ev.Seq, k)
@@ -387,7 +421,7 @@ func DecodeResponse(ev *codec.Event) (Response, error) {
 				return nil
 			}
 			p.Body = true
-			p.Chunks, err = digests(codec.NewReader(v), ev.Seq, k)
+			p.Chunks, err = runs(codec.NewReader(v), ev.Seq, k)
 		case "size":
 			h |= 16
 			p.Size, err = integer(r, ev.Seq, k)

@@ -34,14 +34,14 @@ func TestRoundTrip(t *testing.T) {
 	}
 	q := recorded.Request{API: "openai-chat", Method: "POST", Path: "/v1/chat/completions?x=1",
 		Headers: []recorded.Field{{Name: "content-type", Value: "application/json"}},
-		Chunks:  []recorded.Digest{recorded.Sum([]byte("a")), recorded.Sum([]byte("b"))}, Size: 2, Digest: recorded.Sum([]byte("ab"))}
+		Chunks:  []recorded.Run{{Seq: 0, N: 1}, {Seq: 3, N: 4}}, Size: 2, Digest: recorded.Sum([]byte("ab"))}
 	ev := event(t, recorded.TypeRequest, q.AppendData)
 	if got, err := recorded.DecodeRequest(&ev); err != nil || !reflect.DeepEqual(got, q) {
 		t.Errorf("request: %v\n got %+v\nwant %+v", err, got, q)
 	}
 	for _, p := range []recorded.Response{
 		{Request: 3, Status: 200, Headers: []recorded.Field{{Name: "request-id", Value: "r1"}}, Body: true,
-			Chunks: []recorded.Digest{recorded.Sum([]byte("x"))}, Size: 1, Digest: recorded.Sum([]byte("x")), Streamed: true, Cut: recorded.CutClient},
+			Chunks: []recorded.Run{{Seq: 6, N: 1}}, Size: 1, Digest: recorded.Sum([]byte("x")), Streamed: true, Cut: recorded.CutClient},
 		{Request: 4, Digest: recorded.Sum(nil), Cut: recorded.CutUpstream},
 	} {
 		ev := event(t, recorded.TypeResponse, p.AppendData)
@@ -52,6 +52,33 @@ func TestRoundTrip(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, p) {
 			t.Errorf("response: %v\n got %+v\nwant %+v", err, got, p)
 		}
+	}
+}
+
+// runsOf fills a wire/request whose chunks member is the JSON list.
+func runsOf(list string) func(o *codec.Object) {
+	return func(o *codec.Object) {
+		o.Str("api", "x").Str("method", "POST").Str("path", "/")
+		o.Value("headers", codec.AppendMapHeader(nil, 0))
+		mp, err := codec.FromJSON(nil, []byte(list), codec.Limits{})
+		if err != nil {
+			panic(err)
+		}
+		o.Value("chunks", mp)
+		o.Int("size", 0).Str("digest", recorded.Sum(nil).String())
+	}
+}
+
+// TestAppendRun: consecutive seqs make one run; a seq that does not
+// follow (earlier, repeated or later) starts another.
+func TestAppendRun(t *testing.T) {
+	var runs []recorded.Run
+	for _, q := range []int64{4, 5, 6, 2, 3, 3, 9} {
+		runs = recorded.AppendRun(runs, q)
+	}
+	want := []recorded.Run{{Seq: 4, N: 3}, {Seq: 2, N: 2}, {Seq: 3, N: 1}, {Seq: 9, N: 1}}
+	if !reflect.DeepEqual(runs, want) {
+		t.Errorf("runs %v, want %v", runs, want)
 	}
 }
 
@@ -74,6 +101,20 @@ func TestDecodeRefuses(t *testing.T) {
 			o.Int("size", -1)
 		}},
 		{recorded.TypeResponse, func(o *codec.Object) { o.Int("request", 1).Str("status", "200") }},
+		// Chunk lists: runs of [seq,n] before the record (at seq 7).
+		{recorded.TypeRequest, runsOf(`["` + recorded.Sum(nil).String() + `"]`)}, // a digest list
+		{recorded.TypeRequest, runsOf(`[[1]]`)},
+		{recorded.TypeRequest, runsOf(`[[1,2,3]]`)},
+		{recorded.TypeRequest, runsOf(`[[1,0]]`)},
+		{recorded.TypeRequest, runsOf(`[[-1,2]]`)},
+		{recorded.TypeRequest, runsOf(`[[7,1]]`)},
+		{recorded.TypeRequest, runsOf(`[[6,2]]`)},
+		{recorded.TypeRequest, runsOf(`[[1,9223372036854775807]]`)},
+		{recorded.TypeRequest, runsOf(`[["1",1]]`)},
+		{recorded.TypeResponse, func(o *codec.Object) {
+			p := recorded.Response{Body: true, Chunks: []recorded.Run{{Seq: 5, N: 3}}}
+			p.AppendData(o)
+		}},
 	} {
 		ev := event(t, tt.typ, tt.fill)
 		var err error

@@ -35,21 +35,20 @@ type Problem struct {
 
 // Session reads a session's events in seq order (Add), keeps the bytes of
 // its chunks and its exchanges, and checks the rules of SPEC §15.3: every
-// chunk's digest is its bytes' SHA-256; every chunk a wire/request or
-// wire/response names was recorded before it; a body's chunks
-// concatenate to its size and digest; a wire/response answers a
+// chunk's digest is its bytes' SHA-256; every seq a wire/request's or
+// wire/response's runs name is a wire/chunk recorded before it; a body's
+// chunks concatenate to its size and digest; a wire/response answers a
 // wire/request that has no answer yet; and (End) every chunk is used.
-// It holds the session's distinct chunk bytes in memory. The zero value
-// is ready to use.
+// It holds the session's chunk bytes in memory. The zero value is ready
+// to use.
 type Session struct {
-	chunks    map[Digest]*chunk
+	chunks    map[int64]*chunk // by seq
 	exchanges []Exchange
 	bySeq     map[int64]int // wire/request seq → index in exchanges
-	order     []Digest      // the chunks, in log order
+	order     []int64       // the chunks' seqs, in log order
 }
 
 type chunk struct {
-	seq  int64
 	b    []byte
 	used bool
 }
@@ -58,10 +57,12 @@ type chunk struct {
 func (s *Session) Exchanges() []Exchange { return s.exchanges }
 
 // Add reads the next event of the session; events of other types are
-// ignored. It returns what the event breaks (nil when nothing).
+// ignored. It returns what the event breaks (nil when nothing). A
+// wire/chunk whose digest is not its bytes' is a finding, and is no chunk
+// a body may name.
 func (s *Session) Add(ev *codec.Event) []Problem {
 	if s.chunks == nil {
-		s.chunks, s.bySeq = map[Digest]*chunk{}, map[int64]int{}
+		s.chunks, s.bySeq = map[int64]*chunk{}, map[int64]int{}
 	}
 	switch ev.Type {
 	case TypeChunk:
@@ -72,9 +73,9 @@ func (s *Session) Add(ev *codec.Event) []Problem {
 		if got := Sum(b); got != d {
 			return []Problem{{Seq: ev.Seq, Message: fmt.Sprintf("wire/chunk %s… holds %d bytes whose digest is %s…", d.Short(), len(b), got.Short())}}
 		}
-		if _, ok := s.chunks[d]; !ok {
-			s.chunks[d] = &chunk{seq: ev.Seq, b: b}
-			s.order = append(s.order, d)
+		if _, ok := s.chunks[ev.Seq]; !ok {
+			s.chunks[ev.Seq] = &chunk{b: b}
+			s.order = append(s.order, ev.Seq)
 		}
 	case TypeRequest:
 		q, err := DecodeRequest(ev)
@@ -110,20 +111,26 @@ func (s *Session) Add(ev *codec.Event) []Problem {
 	return nil
 }
 
-// body checks a body's chunks and marks them used.
-func (s *Session) body(seq int64, what string, ds []Digest, size int64, want Digest) []Problem {
+// body checks a body's chunks and marks them used. It reads no further
+// than the first seq that is no chunk, or the first byte past size: a
+// run's length costs no more than the chunks that exist.
+func (s *Session) body(seq int64, what string, runs []Run, size int64, want Digest) []Problem {
 	h := sha256.New()
 	var n int64
 	var out []Problem
-	for i, d := range ds {
-		c, ok := s.chunks[d]
-		if !ok {
-			out = append(out, Problem{Seq: seq, Message: fmt.Sprintf("%s chunk %d (%s…) is not recorded before it", what, i, d.Short())})
-			continue
+	for i, r := range runs {
+		for q := r.Seq; q < r.Seq+r.N; q++ {
+			c, ok := s.chunks[q]
+			if !ok {
+				out = append(out, Problem{Seq: seq, Message: fmt.Sprintf("%s run %d names seq %d, which is no wire/chunk recorded before it", what, i, q)})
+				break
+			}
+			c.used = true
+			if n += int64(len(c.b)); n > size {
+				return append(out, Problem{Seq: seq, Message: fmt.Sprintf("%s chunks hold more than the %d bytes its size says", what, size)})
+			}
+			h.Write(c.b)
 		}
-		c.used = true
-		h.Write(c.b)
-		n += int64(len(c.b))
 	}
 	if out != nil {
 		return out
@@ -155,14 +162,13 @@ func (s *Session) End() []Problem {
 		}
 	}
 	unusedAfterOpen := 0
-	for _, d := range s.order {
-		c := s.chunks[d]
-		switch {
+	for _, q := range s.order {
+		switch c := s.chunks[q]; {
 		case c.used:
-		case firstOpen >= 0 && c.seq > firstOpen:
+		case firstOpen >= 0 && q > firstOpen:
 			unusedAfterOpen++
 		default:
-			out = append(out, Problem{Seq: c.seq, Message: "wire/chunk used by no wire/request or wire/response"})
+			out = append(out, Problem{Seq: q, Message: "wire/chunk used by no wire/request or wire/response"})
 		}
 	}
 	if unusedAfterOpen > 0 {
@@ -173,15 +179,17 @@ func (s *Session) End() []Problem {
 	return out
 }
 
-// WriteBody writes the body made of chunks to w.
-func (s *Session) WriteBody(w io.Writer, chunks []Digest) error {
-	for i, d := range chunks {
-		c, ok := s.chunks[d]
-		if !ok {
-			return invalidf("recorded: chunk %d (%s…) of the body is not in the session", errors.Safe(i), errors.Safe(d.Short()))
-		}
-		if _, err := w.Write(c.b); err != nil {
-			return err
+// WriteBody writes the body made of the chunks runs name to w.
+func (s *Session) WriteBody(w io.Writer, runs []Run) error {
+	for _, r := range runs {
+		for q := r.Seq; q < r.Seq+r.N; q++ {
+			c, ok := s.chunks[q]
+			if !ok {
+				return invalidf("recorded: seq %d, named by the body, is no wire/chunk of the session", errors.Safe(q))
+			}
+			if _, err := w.Write(c.b); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

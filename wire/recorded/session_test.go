@@ -1,0 +1,82 @@
+package recorded_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/wire/recorded"
+)
+
+func at(t *testing.T, typ string, seq int64, fill func(o *codec.Object)) codec.Event {
+	t.Helper()
+	var o codec.Object
+	fill(&o)
+	ev, err := codec.NewEvent(typ, seq, 1, o.Bytes(), codec.SurfaceOp{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func chunkAt(t *testing.T, seq int64, s string) codec.Event {
+	return at(t, recorded.TypeChunk, seq, func(o *codec.Object) { recorded.AppendChunk(o, recorded.Sum([]byte(s)), []byte(s)) })
+}
+
+func requestAt(t *testing.T, seq int64, body string, runs []recorded.Run) codec.Event {
+	q := recorded.Request{API: "other", Method: "POST", Path: "/", Chunks: runs, Size: int64(len(body)), Digest: recorded.Sum([]byte(body))}
+	return at(t, recorded.TypeRequest, seq, q.AppendData)
+}
+
+// TestSessionRuns: a body is the chunks its runs name, in the runs'
+// order; WriteBody gives it back. A run that names a seq which is no
+// chunk, or chunks that hold more than the size, is a finding, found
+// without walking the rest of a run however long it claims to be or
+// the chunks past the size.
+func TestSessionRuns(t *testing.T) {
+	many := make([]recorded.Run, 200_000)
+	for i := range many {
+		many[i] = recorded.Run{Seq: 0, N: 2}
+	}
+	tests := []struct {
+		name string
+		last codec.Event // after chunks "ab" (0), "cd" (1) and a request of "ab" (2)
+		body string      // what WriteBody gives back, when clean
+		want string      // a finding's message, "" when clean
+	}{
+		{"two runs", requestAt(t, 3, "cdabcd", []recorded.Run{{Seq: 1, N: 1}, {Seq: 0, N: 2}}), "cdabcd", ""},
+		{"a request is no chunk", requestAt(t, 3, "abab", []recorded.Run{{Seq: 0, N: 1}, {Seq: 2, N: 1}}), "", "run 1 names seq 2, which is no wire/chunk"},
+		{"a run past the chunks", requestAt(t, 1<<40, "abcd", []recorded.Run{{Seq: 0, N: 1<<40 - 1}}), "", "run 0 names seq 2, which is no wire/chunk"},
+		{"past the size", requestAt(t, 3, "ab", many), "", "hold more than the 2 bytes its size says"},
+		{"digest", requestAt(t, 3, "abce", []recorded.Run{{Seq: 0, N: 2}}), "", "chunks' digest is"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s recorded.Session
+			var probs []recorded.Problem
+			for _, ev := range []codec.Event{chunkAt(t, 0, "ab"), chunkAt(t, 1, "cd"), requestAt(t, 2, "ab", []recorded.Run{{Seq: 0, N: 1}})} {
+				probs = append(probs, s.Add(&ev)...)
+			}
+			start := time.Now()
+			probs = append(probs, s.Add(&tt.last)...)
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("Add took %v", d)
+			}
+			if tt.want == "" {
+				var b bytes.Buffer
+				if len(probs) != 0 || s.WriteBody(&b, s.Exchanges()[1].Request.Chunks) != nil || b.String() != tt.body {
+					t.Errorf("problems %v, body %q", probs, b.String())
+				}
+				return
+			}
+			if len(probs) != 1 || !strings.Contains(probs[0].Message, tt.want) || probs[0].Seq != tt.last.Seq {
+				t.Errorf("problems %v, want one at seq %d: %q", probs, tt.last.Seq, tt.want)
+			}
+			if err := s.WriteBody(&bytes.Buffer{}, s.Exchanges()[1].Request.Chunks); tt.name != "past the size" && tt.name != "digest" && err == nil {
+				t.Error("WriteBody of a body with a missing chunk: no error")
+			}
+		})
+	}
+}
