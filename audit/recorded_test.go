@@ -40,7 +40,7 @@ func recordedSession(t testing.TB, st eventlog.Store, id, parent string, mapped 
 		t.Fatal(err)
 	}
 	var evs []codec.Event
-	have := map[recorded.Digest]bool{}
+	have := map[recorded.Digest]int64{} // a chunk's seq
 	add := func(typ string, data []byte) int64 {
 		ev, err := codec.NewEvent(typ, int64(len(evs)), 1, data, codec.SurfaceOp{}, nil)
 		if err != nil {
@@ -49,20 +49,22 @@ func recordedSession(t testing.TB, st eventlog.Store, id, parent string, mapped 
 		evs = append(evs, ev)
 		return ev.Seq
 	}
-	// chunks records b's chunks (two halves) the session lacks.
-	chunks := func(b string) []recorded.Digest {
-		var ds []recorded.Digest
+	// chunks records b's chunks (two halves) the session lacks, and
+	// returns the runs of chunk seqs that make b.
+	chunks := func(b string) []recorded.Run {
+		var runs []recorded.Run
 		for _, p := range []string{b[:len(b)/2], b[len(b)/2:]} {
 			d := recorded.Sum([]byte(p))
-			ds = append(ds, d)
-			if !have[d] {
-				have[d] = true
+			seq, ok := have[d]
+			if !ok {
 				var c codec.Object
 				recorded.AppendChunk(&c, d, []byte(p))
-				add(recorded.TypeChunk, c.Bytes())
+				seq = add(recorded.TypeChunk, c.Bytes())
+				have[d] = seq
 			}
+			runs = recorded.AppendRun(runs, seq)
 		}
-		return ds
+		return runs
 	}
 	lanes := map[string]*transcript.Lane{}
 	for _, x := range xs {
