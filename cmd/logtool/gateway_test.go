@@ -338,6 +338,8 @@ func TestGatewayKilled(t *testing.T) {
 	model.hang = false
 	url, stop := startGateway(t, db, "--upstream", model.URL)
 	postTo(t, url+"/v1/messages", map[string]string{"X-Claude-Code-Session-Id": "killed"}, []byte(`{"model":"claude","n":2}`))
+	// The lane goes on after the restart: the same conversation, retried.
+	postTo(t, url+"/v1/messages", map[string]string{"X-Claude-Code-Session-Id": "killed"}, body)
 	if c, errs := stop(); c != 0 {
 		t.Fatalf("restarted gateway: %d %s", c, errs)
 	}
@@ -347,6 +349,24 @@ func TestGatewayKilled(t *testing.T) {
 	}
 	if c, got, _ := logtoolOut("--db", db, "replay", id, "--wire", "--recorded", "--format", "raw", "--exchange", "2"); c != 0 || string(got) != `{"model":"claude","n":2}` {
 		t.Errorf("exchange 2 after the restart: %d %q", c, got)
+	}
+	// The restarted gateway closed the turn the kill left open, before
+	// anything else: turn/end "interrupted", naming the killed request.
+	c, out, errs = logtoolOut("--db", db, "export", id)
+	if c != 0 {
+		t.Fatalf("export: %d %s", c, errs)
+	}
+	var closer, steps int
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, `"type":"turn/end"`) && strings.Contains(l, `"kind":"interrupted"`) && strings.Contains(l, `"origin":{"format":"gateway","seq":`) {
+			closer++
+		}
+		if strings.Contains(l, `"type":"step/start"`) {
+			steps++
+		}
+	}
+	if closer != 1 || steps != 2 {
+		t.Errorf("after the restart: %d interrupted turn/end, %d steps; want 1 and 2", closer, steps)
 	}
 }
 
