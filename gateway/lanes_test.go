@@ -1,14 +1,18 @@
 package gateway_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sessionlog/sessionlog/codec"
@@ -219,12 +223,35 @@ func verifyClean(t *testing.T, st eventlog.Store, id string) {
 	}
 }
 
-// lanesRig is a gateway over a real store in front of fakemodel.
-func lanesRig(t *testing.T, fm *fakemodel.Server) *rig {
-	up := httptest.NewServer(fm)
+// lanesRig is a gateway over a real store in front of h (a
+// fakemodel.Server), logging into log when it is not nil.
+func lanesRig(t *testing.T, h http.Handler, log ...*syncBuffer) *rig {
+	up := httptest.NewServer(h)
 	t.Cleanup(up.Close)
 	base, _ := url.Parse(up.URL)
-	return newRig(t, gateway.Options{Upstreams: []gateway.Upstream{{Name: "model", URL: base}}})
+	opts := gateway.Options{Upstreams: []gateway.Upstream{{Name: "model", URL: base}}}
+	if len(log) > 0 {
+		opts.Logger = slog.New(slog.NewTextHandler(log[0], nil))
+	}
+	return newRig(t, opts)
+}
+
+// syncBuffer is a log sink for concurrent handlers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // send posts conv as c renders it, as agent, and returns the answer.
@@ -245,7 +272,8 @@ func TestGatewayLanes(t *testing.T) {
 	for _, c := range lanesClients {
 		t.Run(c.api, func(t *testing.T) {
 			fm := fakemodel.New("All done.", fakemodel.Reply{Text: "Looking.", Calls: []fakemodel.Call{{Name: "ls", Arguments: `{"path":"."}`}}})
-			r := lanesRig(t, fm)
+			var log syncBuffer
+			r := lanesRig(t, fm, &log)
 			conv := []item{{role: "user", text: "list the files"}}
 			var convs [][]item
 			ans := r.send(c, "agent-1", conv)
@@ -283,6 +311,15 @@ func TestGatewayLanes(t *testing.T) {
 			}
 			if s := r.gw.Stats(); s.Unmapped != 0 {
 				t.Errorf("unmapped %d", s.Unmapped)
+			}
+			// The status lines name the session, the step, the break and
+			// the cache reads.
+			lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+			for i, want := range []string{"step=1.1 .* break=first cacheRead=", "step=1.2 .* break=none cacheRead=", "step=2.1 .* break=none cacheRead="} {
+				if i >= len(lines) || !regexp.MustCompile("session="+ids[0]+" exchange="+strconv.Itoa(i+1)+" "+want).MatchString(lines[i]) {
+					t.Errorf("status line %d does not match %q:\n%s", i+1, want, log.String())
+					break
+				}
 			}
 		})
 	}
@@ -399,5 +436,60 @@ func TestGatewayMappingTampered(t *testing.T) {
 	}
 	if len(res.Findings) != 1 || res.Findings[0].Kind != verify.Mapping || res.Findings[0].Seq != at || !res.Failed() {
 		t.Fatalf("findings %v, want one mapping finding at seq %d", res.Findings, at)
+	}
+}
+
+// TestGatewayParallel: a request whose lane has an exchange in flight
+// (a parallel call with the same first message) is mapped in a lane
+// session of its own, parentSession the first lane, so that neither
+// mapping is broken; the conversation's next request returns to its lane.
+func TestGatewayParallel(t *testing.T) {
+	c := lanesClients[0]
+	fm := fakemodel.New("Fine.")
+	release := make(chan struct{})
+	var first sync.Once
+	r := lanesRig(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		hold := false
+		first.Do(func() { hold = true })
+		if hold {
+			<-release
+		}
+		fm.ServeHTTP(w, req)
+	}))
+	var released sync.Once
+	free := func() { released.Do(func() { close(release) }) }
+	t.Cleanup(free) // before the rig's cleanup, which waits for the handler
+	main := []item{{role: "user", text: "hello"}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.send(c, "agent-5", main)
+	}()
+	waitFor(t, "the first request upstream", func() bool { return len(fm.Requests()) == 0 && r.gw.Stats().Recorded == 1 })
+	r.send(c, "agent-5", main) // the same root while the first streams
+	free()
+	<-done
+	main = append(main, item{role: "assistant", text: "Fine."}, item{role: "user", text: "more"})
+	r.send(c, "agent-5", main)
+	r.gw.Wait()
+	ids := r.sessions()
+	if len(ids) != 2 {
+		t.Fatalf("sessions %v, want the lane and the parallel call's", ids)
+	}
+	var base, side string
+	for _, id := range ids {
+		if h, _ := events(t, r.store, id); h.ParentSession == "" {
+			base = id
+		} else {
+			side = id
+		}
+	}
+	if h, _ := events(t, r.store, side); h.ParentSession != base {
+		t.Errorf("parallel lane's parent %q, want %q", h.ParentSession, base)
+	}
+	checkSteps(t, r.store, base, [][]item{main[:1], main})
+	checkSteps(t, r.store, side, [][]item{main[:1]})
+	for _, id := range ids {
+		verifyClean(t, r.store, id)
 	}
 }
