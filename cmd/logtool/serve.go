@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/internal/loopback"
 	"github.com/sessionlog/sessionlog/ui"
 	"github.com/spf13/cobra"
 )
@@ -74,7 +75,7 @@ serve a copy of a store that is being written.`,
 // names, the host of addr when it names one (not every interface), and
 // the --host names.
 func serveHosts(opts serveOptions) ([]string, error) {
-	hosts := append(ui.LoopbackHosts(), opts.hosts...)
+	hosts := append(loopback.Names(), opts.hosts...)
 	host, _, err := net.SplitHostPort(opts.addr)
 	if err != nil {
 		return nil, errors.Mark(errors.Wrapf(err, "address %q", errors.Safe(opts.addr)), ErrUsage)
