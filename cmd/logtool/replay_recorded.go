@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/wire/recorded"
 )
 
@@ -117,7 +117,7 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 func writeRecordedText(w *bufio.Writer, x recorded.Exchange, response, has bool, body []byte) {
 	if !response {
 		q := x.Request
-		fmt.Fprintf(w, "== exchange %d (wire/request at seq %d)  api %s\n%s %s\n", x.N, x.Seq, termSafe(q.API), termSafe(q.Method), termSafe(q.Path))
+		fmt.Fprintf(w, "== exchange %d (wire/request at seq %d)  api %s\n%s %s\n", x.N, x.Seq, printable.Line(q.API), printable.Line(q.Method), printable.Line(q.Path))
 		writeFields(w, q.Headers)
 	} else {
 		if x.ResponseSeq < 0 {
@@ -127,7 +127,7 @@ func writeRecordedText(w *bufio.Writer, x recorded.Exchange, response, has bool,
 		p := x.Response
 		fmt.Fprintf(w, "== exchange %d answer (wire/response at seq %d)\nstatus %d", x.N, x.ResponseSeq, p.Status)
 		if p.Cut != "" {
-			fmt.Fprintf(w, "  cut: %s", termSafe(p.Cut))
+			fmt.Fprintf(w, "  cut: %s", printable.Line(p.Cut))
 		}
 		w.WriteString("\n")
 		writeFields(w, p.Headers)
@@ -137,42 +137,12 @@ func writeRecordedText(w *bufio.Writer, x recorded.Exchange, response, has bool,
 		}
 	}
 	w.WriteString("\n")
-	w.WriteString(termSafe(string(body)))
+	w.WriteString(printable.Text(string(body)))
 	w.WriteString("\n\n")
 }
 
 func writeFields(w *bufio.Writer, fs []recorded.Field) {
 	for _, f := range fs {
-		fmt.Fprintf(w, "%s: %s\n", termSafe(f.Name), termSafe(f.Value))
+		fmt.Fprintf(w, "%s: %s\n", printable.Line(f.Name), printable.Line(f.Value))
 	}
-}
-
-// termSafe returns s with what a terminal would act on escaped: control
-// characters but newline and tab, DEL, C1 controls and bytes that are not
-// UTF-8, as \xHH or \u00HH.
-func termSafe(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b []byte
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			b = fmt.Appendf(b, `\x%02x`, s[i])
-		case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r < 0xa0:
-			b = fmt.Appendf(b, `\u%04x`, r)
-		default:
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return string(b)
 }
