@@ -16,14 +16,16 @@ import (
 )
 
 // runReplayRecorded is replay --wire --recorded: the bytes the recording
-// gateway recorded, per exchange (SPEC §15.3; phase 1 has no steps, so
-// exchanges are numbered from 1 in log order).
+// gateway recorded, per exchange (SPEC §15.3), numbered from 1 in log
+// order; --step T.S selects the exchange whose wire/request began step
+// T.S (the gateway appends a request's mapped events, its step/start
+// among them, right after its wire/request).
 func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdout io.Writer) (err error) {
 	switch {
 	case opts.wire != wireFromHeader:
 		return usagef("replay: --recorded prints the recorded bytes; it takes no renderer name")
-	case opts.step != "":
-		return errors.WithHint(usagef("replay: a recorded session's exchanges are not steps yet"), "--exchange N selects one")
+	case opts.step != "" && opts.exchange != 0:
+		return usagef("replay: --step and --exchange each select an exchange: give one")
 	case opts.new:
 		return usagef("replay: --new does not go with --recorded")
 	case opts.exchange < 0:
@@ -32,11 +34,18 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 	switch opts.format {
 	case "json", "text":
 	case "raw":
-		if opts.exchange == 0 {
-			return usagef("--format raw prints one exchange's body: give --exchange N")
+		if opts.exchange == 0 && opts.step == "" {
+			return usagef("--format raw prints one exchange's body: give --exchange N or --step T.S")
 		}
 	default:
 		return usagef("--format with --wire is json, raw or text, not %q", errors.Safe(opts.format))
+	}
+	var want stepName
+	if opts.step != "" {
+		var err error
+		if want, err = parseStep(opts.step); err != nil {
+			return err
+		}
 	}
 	st, err := opts.g.open(openRead)
 	if err != nil {
@@ -52,6 +61,7 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 	}
 	defer it.Close()
 	var s recorded.Session
+	lastReq, stepReq := int64(-1), int64(-1)
 	for {
 		ev, err := it.Next()
 		if err == io.EOF {
@@ -61,8 +71,29 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 			return err
 		}
 		s.Add(&ev) // verify reports what does not add up
+		switch d := ev.Data.(type) {
+		case *codec.StepStart:
+			if opts.step != "" && d.Turn == want.turn && d.Step == want.step && stepReq < 0 {
+				stepReq = lastReq
+			}
+		default:
+			if ev.Type == recorded.TypeRequest {
+				lastReq = ev.Seq
+			}
+		}
 	}
 	xs := s.Exchanges()
+	if opts.step != "" {
+		for _, x := range xs {
+			if x.Seq == stepReq {
+				opts.exchange = x.N
+			}
+		}
+		if opts.exchange == 0 {
+			return errors.Mark(errors.Newf("session %s has no recorded exchange that began step %s",
+				errors.Safe(id), errors.Safe(want.String())), eventlog.ErrNotFound)
+		}
+	}
 	if opts.exchange > len(xs) {
 		return errors.Mark(errors.Newf("session %s has %d recorded exchanges, not %d",
 			errors.Safe(id), errors.Safe(len(xs)), errors.Safe(opts.exchange)), eventlog.ErrNotFound)
