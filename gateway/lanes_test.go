@@ -19,7 +19,9 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/gateway"
 	"github.com/sessionlog/sessionlog/internal/fakemodel"
+	"github.com/sessionlog/sessionlog/internal/ssegen"
 	"github.com/sessionlog/sessionlog/rebuild"
+	"github.com/sessionlog/sessionlog/transcript"
 	"github.com/sessionlog/sessionlog/verify"
 	"github.com/sessionlog/sessionlog/wire/recorded"
 )
@@ -491,5 +493,27 @@ func TestGatewayParallel(t *testing.T) {
 	checkSteps(t, r.store, side, [][]item{main[:1]})
 	for _, id := range ids {
 		verifyClean(t, r.store, id)
+	}
+}
+
+// TestGatewayLongAnswer: a streamed answer over transcript.MaxStreamed is
+// forwarded and recorded whole, but mapped only that far: its turn ends
+// with an error, and verify's re-run (the whole body fed at once, where
+// the gateway fed it as it streamed) gives the same events.
+func TestGatewayLongAnswer(t *testing.T) {
+	up := newUpstream(t, ssegen.Anthropic(transcript.MaxStreamed+(1<<20)))
+	r := newRig(t, gateway.Options{}, up)
+	body := []byte(`{"model":"m","stream":true,"messages":[{"role":"user","content":"write a lot"}]}`)
+	resp, got, err := r.post("/v1/messages", map[string]string{"Session-Id": "long"}, body)
+	if err != nil || resp.StatusCode != 200 || len(got) != len(up.answer) {
+		t.Fatalf("post: %v, %d bytes of %d", err, len(got), len(up.answer))
+	}
+	r.gw.Wait()
+	id := r.sessions()[0]
+	verifyClean(t, r.store, id)
+	_, evs := events(t, r.store, id)
+	last := evs[len(evs)-1]
+	if last.Type != codec.TypeTurnEnd || !strings.Contains(string(last.Raw), "over 8 MiB") {
+		t.Errorf("the session ends with %s %q, want turn/end with the error", last.Type, last.Raw)
 	}
 }
