@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -515,5 +516,54 @@ func TestGatewayLongAnswer(t *testing.T) {
 	last := evs[len(evs)-1]
 	if last.Type != codec.TypeTurnEnd || !strings.Contains(string(last.Raw), "over 8 MiB") {
 		t.Errorf("the session ends with %s %q, want turn/end with the error", last.Type, last.Raw)
+	}
+}
+
+// TestGatewayRestartLanes: a gateway started over a store that holds an
+// agent's lanes routes its requests to them again (the base's lane from
+// its header, the side lane's from its id) and maps on from the events
+// (transcript.LaneFrom), so every step still rebuilds and verifies.
+func TestGatewayRestartLanes(t *testing.T) {
+	c := lanesClients[2]
+	fm := fakemodel.New("Fine.")
+	model := httptest.NewServer(fm)
+	defer model.Close()
+	base, _ := url.Parse(model.URL)
+	st := openStore(t, filepath.Join(t.TempDir(), "sessions.db"))
+	defer st.Close()
+	start := func() *rig {
+		gw, err := gateway.New(gateway.Options{Store: st, Upstreams: []gateway.Upstream{{Name: "model", URL: base}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &rig{t: t, store: st, gw: gw, srv: httptest.NewServer(gw)}
+	}
+	main := []item{{role: "user", text: "hello"}}
+	side := []item{{role: "user", text: "title?"}}
+	a := start()
+	a.send(c, "agent-6", main)
+	a.send(c, "agent-6", side)
+	a.srv.Close()
+	a.gw.Wait()
+
+	b := start()
+	main2 := append(append([]item(nil), main...), item{role: "assistant", text: "Fine."}, item{role: "user", text: "again"})
+	side2 := append(append([]item(nil), side...), item{role: "assistant", text: "Fine."}, item{role: "user", text: "shorter"})
+	b.send(c, "agent-6", main2)
+	b.send(c, "agent-6", side2)
+	b.srv.Close()
+	b.gw.Wait()
+	ids := b.sessions()
+	if len(ids) != 2 {
+		t.Fatalf("sessions %v after the restart, want the same two", ids)
+	}
+	for _, id := range ids {
+		h, _ := events(t, st, id)
+		if h.ParentSession == "" {
+			checkSteps(t, st, id, [][]item{main, main2})
+		} else {
+			checkSteps(t, st, id, [][]item{side, side2})
+		}
+		verifyClean(t, st, id)
 	}
 }
