@@ -567,3 +567,30 @@ func TestGatewayRestartLanes(t *testing.T) {
 		verifyClean(t, st, id)
 	}
 }
+
+// TestGatewayUnmapped: a body the mapping refuses (no conversation, a
+// field of the wrong shape) is forwarded and recorded as bytes alone,
+// counted as Unmapped; the lane maps on, and the session verifies.
+func TestGatewayUnmapped(t *testing.T) {
+	c := lanesClients[0]
+	r := lanesRig(t, fakemodel.New("Fine."))
+	main := []item{{role: "user", text: "hello"}}
+	r.send(c, "agent-7", main)
+	for _, b := range []string{`{"model":"claude-x","stream":true,"messages":[]}`, `{"model":"claude-x","stream":true,"messages":"oops"}`} {
+		if resp, _, err := r.post(c.path, map[string]string{"Session-Id": "agent-7"}, []byte(b)); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("post %s: %v", b, err)
+		}
+	}
+	main = append(main, item{role: "assistant", text: "Fine."}, item{role: "user", text: "again"})
+	r.send(c, "agent-7", main)
+	r.gw.Wait()
+	if s := r.gw.Stats(); s.Unmapped != 2 || s.Recorded != 4 {
+		t.Errorf("stats %+v, want 4 recorded, 2 unmapped", s)
+	}
+	ids := r.sessions()
+	if len(ids) != 1 {
+		t.Fatalf("sessions %v", ids)
+	}
+	checkSteps(t, r.store, ids[0], [][]item{main[:1], main})
+	verifyClean(t, r.store, ids[0])
+}
