@@ -64,7 +64,11 @@
 // alone, and so are mapped events the store refuses (the lane is then
 // read back from the store); Stats counts both as Unmapped. The answer is
 // read by the mapping as it streams; it keeps the finished blocks, not the
-// stream.
+// stream, and no more than transcript.MaxStreamed (8 MiB) of it: a longer
+// answer's turn ends with an error there (its bytes are all recorded).
+// Mapping adds about 0.1 ms to the first answer byte (p50 1.54 ms against
+// 1.45 ms unmapped, 0.21 ms direct, Claude-Code-shaped bodies, fsync
+// included).
 //
 // One writer per session serialises its appends, and maps one exchange
 // at a time in the order they are appended.
