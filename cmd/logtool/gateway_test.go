@@ -433,7 +433,14 @@ func TestGatewayResident(t *testing.T) {
 	if hwm == 0 {
 		t.Fatalf("no VmHWM for the gateway process: %q", status)
 	}
-	if limit := min(256, 96+clients*mb/4); hwm>>10 > limit {
+	limit := min(256, 96+clients*mb/4)
+	if raceBuild {
+		// The race detector's shadow memory grows with what is allocated
+		// (the mapping's translators allocate as they stream): 162 MB
+		// measured for the default size; the bound holds without it.
+		limit *= 3
+	}
+	if hwm>>10 > limit {
 		t.Errorf("peak resident %d MB for %d MB of answers; want at most %d", hwm>>10, clients*mb, limit)
 	}
 }
