@@ -154,6 +154,12 @@ func (m *mapping) end(res *Result) {
 	if m == nil || m.off || m.at >= len(m.want) {
 		return
 	}
+	if m.at == 0 {
+		// The bytes alone, then the end: a refused mapping (above), or a
+		// crash right after it.
+		res.add(m.want[0].Seq, Mapping, true, nil, "the events the recorded bytes of seq %d map to are not in the session (the gateway recorded the bytes alone)", m.origin)
+		return
+	}
 	res.add(m.want[m.at].Seq, Mapping, false, nil, "the session ends before the mapping of the recorded bytes of seq %d does (%d events missing)", m.origin, len(m.want)-m.at)
 }
 
