@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -75,6 +76,18 @@ func TestGatewayUI(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 200 || !strings.Contains(string(page), `"gw-`) {
 		t.Fatalf("the UI while the gateway runs: %d %s", res.StatusCode, page)
+	}
+	live := regexp.MustCompile(`gw-[0-9a-f]{16}`).FindString(string(page))
+	for _, path := range []string{"s/" + live, "s/" + live + "/step/1.2", "s/" + live + "/step/2.1"} {
+		res, err := http.Get(uiURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || (strings.Contains(path, "2.1") && !strings.Contains(string(b), "thanks")) {
+			t.Errorf("GET %s while the gateway runs: %d", path, res.StatusCode)
+		}
 	}
 	cancel()
 	select {
