@@ -15,13 +15,15 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/transcript"
 	"github.com/sessionlog/sessionlog/wire/chunk"
 	"github.com/sessionlog/sessionlog/wire/recorded"
 )
 
 // exchange is one recorded request and its answer: the place where the
-// events of both are built. (Phase 2 adds here the mapped events of SPEC
-// §15.3, appended with the wire/request and with the wire/response.)
+// events of both are built, the wire events and, in a lane, the mapped
+// events of SPEC §15.3 (appended with the wire/request and with the
+// wire/response).
 type exchange struct {
 	api, method, path string
 	body              []byte
@@ -33,6 +35,13 @@ type exchange struct {
 	// session (from 1).
 	seq int64
 	n   int
+	// mapped: the request's mapped events were stored; step is the step
+	// it began ("T.S"), brk what it changed for the prompt cache, and
+	// cacheRead the cache reads its answer reported (-1: none known).
+	mapped    bool
+	step      string
+	brk       string
+	cacheRead int64
 }
 
 var errTooLarge = errors.New("gateway: body too large")
@@ -62,7 +71,7 @@ func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
 		return err
 	}
 	agent, from := g.agentID(r.Header, x.body)
-	s, err := g.session(up, agent, from)
+	s, err := g.session(up, agent, from, x.api, laneRoot(x.api, x.body))
 	if err != nil {
 		g.fail(err)
 		return err
@@ -82,7 +91,7 @@ func (g *Gateway) appendRequest(s *session, r *http.Request, x *exchange) error 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ctx := context.Background() // a client that leaves does not cancel its record
-	if err := s.load(ctx, g.opts.Store); err != nil {
+	if err := s.load(ctx, g); err != nil {
 		g.storeFailed(err)
 		return err
 	}
@@ -119,9 +128,20 @@ func (g *Gateway) appendRequest(s *session, r *http.Request, x *exchange) error 
 		return err
 	}
 	evs = append(evs, ev)
-	// Phase 2: the request's mapped events (SPEC §15.3) go here, after
-	// the wire/request, in the same append.
-	if err := s.appendEvents(ctx, g.opts.Store, evs); err != nil {
+	x.cacheRead = -1
+	mapped := g.mapRequest(s, x, seq, now)
+	err = s.appendEvents(ctx, g.opts.Store, append(evs, mapped...))
+	if err != nil && len(mapped) > 0 && errors.Is(err, codec.ErrInvalid) {
+		// The store refused the mapping (a refusal changes nothing):
+		// record the bytes alone, and read the lane back at its next use.
+		g.stats.unmapped.Add(1)
+		g.log.Warn("the store refused a request's mapped events; its bytes are recorded alone", "session", s.id, "err", err.Error())
+		x.mapped, x.step, x.brk = false, "", ""
+		if err = s.appendEvents(ctx, g.opts.Store, evs); err == nil {
+			s.loaded = false
+		}
+	}
+	if err != nil {
 		g.storeFailed(err)
 		return err
 	}
@@ -184,6 +204,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, up *Upstream, 
 	if x != nil && x.sess != nil {
 		rec = &answer{g: g, x: x, h: sha256.New()}
 	}
+	streamed := func(h http.Header) bool { return strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") }
 	resp, err := g.transport.RoundTrip(out)
 	if err != nil {
 		cut := g.cause(ctx, r, false)
@@ -205,6 +226,9 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, up *Upstream, 
 	}
 	defer resp.Body.Close()
 	timer.Reset(g.opts.IdleTimeout)
+	if rec != nil && x.mapped {
+		rec.ma = transcript.NewAnswer(x.api, resp.StatusCode, streamed(resp.Header))
+	}
 
 	hdr := w.Header()
 	copyHeader(hdr, resp.Header)
@@ -250,7 +274,7 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, up *Upstream, 
 	}
 	if rec != nil {
 		rec.finish(recorded.Response{Status: resp.StatusCode, Headers: g.respAllow.recordHeaders(resp.Header),
-			Body: true, Streamed: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"), Cut: cut})
+			Body: true, Streamed: streamed(resp.Header), Cut: cut})
 	}
 	var got int64
 	if rec != nil {
@@ -293,14 +317,26 @@ func upstreamURL(up *Upstream, path, rawQuery string) string {
 	return s
 }
 
-// status logs an exchange's line.
+// status logs an exchange's line: its session, number and step, api,
+// sizes, status, the prompt cache's break and the cache reads reported
+// (once known), cut and duration; never content.
 func (g *Gateway) status(x *exchange, status int, answer int64, cut string) {
 	if x == nil {
 		return
 	}
 	args := []any{"api", x.api, "status", status, "request", len(x.body), "response", answer}
 	if x.sess != nil {
-		args = append([]any{"session", x.sess.id, "exchange", x.n}, args...)
+		head := []any{"session", x.sess.id, "exchange", x.n}
+		if x.step != "" {
+			head = append(head, "step", x.step)
+		}
+		args = append(head, args...)
+		if x.brk != "" {
+			args = append(args, "break", x.brk)
+		}
+		if x.cacheRead >= 0 {
+			args = append(args, "cacheRead", x.cacheRead)
+		}
 	} else {
 		args = append(args, "recorded", false)
 	}
@@ -324,6 +360,9 @@ type answer struct {
 	size int64
 	// err stops the recording (the store failed); forwarding goes on.
 	err error
+	// ma reads the answer for the mapping (nil: the request was not
+	// mapped).
+	ma *transcript.Answer
 }
 
 // write takes the next bytes of the answer.
@@ -332,6 +371,9 @@ func (a *answer) write(p []byte) {
 	a.size += int64(len(p))
 	if a.err != nil {
 		return
+	}
+	if a.ma != nil {
+		a.ma.Feed(p)
 	}
 	a.tail = append(a.tail, p...)
 	off := 0
@@ -354,7 +396,7 @@ func (a *answer) flush(c []byte, resp *recorded.Response) {
 		err = a.g.Failed()
 	}
 	if err == nil {
-		err = s.load(context.Background(), a.g.opts.Store)
+		err = s.load(context.Background(), a.g)
 	}
 	if err != nil {
 		a.g.storeFailed(err)
@@ -387,18 +429,27 @@ func (a *answer) flush(c []byte, resp *recorded.Response) {
 		}
 		a.runs = recorded.AppendRun(a.runs, at)
 	}
+	var mapped []codec.Event
 	if resp != nil && a.err == nil {
 		if resp.Body {
 			resp.Chunks = a.runs
 		}
 		o.Reset()
 		resp.AppendData(&o)
-		build(recorded.TypeResponse, o.Bytes())
-		// Phase 2: the answer's mapped events go here, in the same
-		// append.
+		if build(recorded.TypeResponse, o.Bytes()) {
+			mapped = a.mapAnswer(resp, seq, now)
+		}
 	}
 	if a.err == nil {
-		a.err = s.appendEvents(context.Background(), a.g.opts.Store, evs)
+		a.err = s.appendEvents(context.Background(), a.g.opts.Store, append(evs, mapped...))
+		if a.err != nil && len(mapped) > 0 && errors.Is(a.err, codec.ErrInvalid) {
+			a.g.stats.unmapped.Add(1)
+			a.g.log.Warn("the store refused an answer's mapped events; its bytes are recorded alone", "session", s.id, "err", a.err.Error())
+			a.x.cacheRead = -1
+			if a.err = s.appendEvents(context.Background(), a.g.opts.Store, evs); a.err == nil {
+				s.loaded = false
+			}
+		}
 	}
 	if a.err != nil {
 		a.g.storeFailed(a.err)
@@ -414,6 +465,9 @@ func (a *answer) flush(c []byte, resp *recorded.Response) {
 // Request, Chunks, Size and Digest it fills.
 func (a *answer) finish(resp recorded.Response) {
 	resp.Request = a.x.seq
+	if a.x.mapped && a.ma == nil {
+		a.ma = transcript.NewAnswer(a.x.api, resp.Status, resp.Streamed)
+	}
 	if resp.Body {
 		resp.Size, resp.Digest = a.size, recorded.Digest(a.h.Sum(nil))
 	} else {

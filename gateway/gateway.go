@@ -35,6 +35,9 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
+	// bases remembers the lane of base sessions whose writers were
+	// dropped ("" for none), so that routing reads a header once.
+	bases map[string]string
 
 	// failed is the store's first failure: sticky until restart.
 	failed atomic.Pointer[error]
@@ -46,7 +49,7 @@ type Gateway struct {
 	inflight sync.WaitGroup
 
 	stats struct {
-		recorded, unrecorded, refused, failedOpen, cut atomic.Int64
+		recorded, unrecorded, refused, failedOpen, cut, unmapped atomic.Int64
 	}
 }
 
@@ -65,6 +68,10 @@ type Stats struct {
 	FailedOpen int64
 	// Cut answers ended early (client, upstream, timeout, shutdown).
 	Cut int64
+	// Unmapped requests of a lane were recorded as bytes alone: the
+	// mapping refused the body (not of the API's shape), or the store
+	// refused the mapped events.
+	Unmapped int64
 	// Writers is the number of session writers held now: those of
 	// exchanges in flight, and up to 128 idle ones (each holds its
 	// session's chunk digests; a dropped one is read back when needed).
@@ -79,7 +86,7 @@ func New(opts Options) (*Gateway, error) {
 	if len(opts.Upstreams) == 0 {
 		return nil, usagef("gateway: no upstream")
 	}
-	g := &Gateway{opts: opts, byName: map[string]*Upstream{}, sessions: map[string]*session{},
+	g := &Gateway{opts: opts, byName: map[string]*Upstream{}, sessions: map[string]*session{}, bases: map[string]string{},
 		reqAllow: allowlist(requestAllow), respAllow: allowlist(responseAllow), now: opts.Now, log: opts.Logger}
 	for i := range opts.Upstreams {
 		u := &g.opts.Upstreams[i]
@@ -151,7 +158,8 @@ func (g *Gateway) Stats() Stats {
 	n := len(g.sessions)
 	g.mu.Unlock()
 	return Stats{Writers: n, Recorded: g.stats.recorded.Load(), Unrecorded: g.stats.unrecorded.Load(),
-		Refused: g.stats.refused.Load(), FailedOpen: g.stats.failedOpen.Load(), Cut: g.stats.cut.Load()}
+		Refused: g.stats.refused.Load(), FailedOpen: g.stats.failedOpen.Load(), Cut: g.stats.cut.Load(),
+		Unmapped: g.stats.unmapped.Load()}
 }
 
 // Stop cuts every exchange in flight: each is recorded with cut

@@ -56,8 +56,9 @@
 //   - NewAnswer(api, status, streamed) reads an answer's bytes as they
 //     arrive (Feed, End): a stream through wire's translator, a whole
 //     body through wire's JSON translations, an error status through
-//     HTTPError; Cut says it was cut. (Add and Fail take chunks and
-//     errors directly.) MapAnswer returns assistant/message and
+//     HTTPError; Cut says it was cut; a stream past MaxStreamed (8 MiB)
+//     fails there, so an answer is never held whole. (Add and Fail take
+//     chunks and errors directly.) MapAnswer returns assistant/message and
 //     tool/call events, leaving the step open for the results when the
 //     answer called tools, else step/end and turn/end; a failed or cut
 //     answer ends the step and turn (SPEC §7.1); an answer to a request

@@ -38,7 +38,16 @@ type Answer struct {
 	body     []byte
 	chunks   []wire.Chunk
 	overflow bool
+	fed      int64 // bytes of a stream fed to the translator
 }
+
+// MaxStreamed bounds the bytes of a streamed answer that are mapped: the
+// translator holds the blocks it assembles, so a longer stream would hold
+// an answer's content whole. An answer past it fails the mapping
+// (MALFORMED_RESPONSE, "over 8 MiB") after its first MaxStreamed bytes,
+// whatever their split, so the gateway and verify map it alike; its bytes
+// are all in its wire/response.
+const MaxStreamed = 8 << 20
 
 // maxKept bounds the body an Answer keeps of an error answer (its
 // message is at its start); a whole answer that was not streamed is kept
@@ -85,12 +94,21 @@ func (a *Answer) Feed(p []byte) {
 		return
 	}
 	if a.tr != nil {
+		over := a.fed+int64(len(p)) > MaxStreamed
+		if over {
+			p = p[:MaxStreamed-a.fed]
+		}
+		a.fed += int64(len(p))
 		var err error
 		if a.chunks, err = a.tr.Feed(a.chunks[:0], p); err != nil {
 			a.Fail(err)
 			return
 		}
 		a.take(a.chunks)
+		if over {
+			a.blocks, a.tr, a.chunks = nil, nil, nil // what was held is not mapped
+			a.Fail(&wire.Error{Code: wire.CodeMalformed, Message: "the streamed answer is over 8 MiB: it is not mapped past that (its bytes are in its wire/response)"})
+		}
 		return
 	}
 	limit := maxBody

@@ -33,7 +33,9 @@
 // loopback unless the caller allows remote access.
 //
 // The server answers only the Host names of Options.Hosts (by default
-// LoopbackHosts: localhost, 127.0.0.1, [::1], with any port); any other
+// localhost, 127.0.0.1, [::1], with any port), read and compared as
+// package internal/loopback reads a Host (the recording gateway's check);
+// CheckAddr decides loopback as it does. Any other
 // Host gets 421, so a page whose name was rebound to this machine (DNS
 // rebinding) reads nothing. A session id is one path segment; an id that
 // is . or .. (which a browser would resolve away) or starts with ~ is

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,10 +15,6 @@ import (
 // ErrBusy marks a request refused because MaxHeavy requests were running
 // for all of HeavyWait (HTTP 429, with Retry-After).
 var ErrBusy = errors.New("ui: busy")
-
-// LoopbackHosts returns the Host names a loopback server answers to:
-// localhost, 127.0.0.1 and [::1].
-func LoopbackHosts() []string { return []string{"localhost", "127.0.0.1", "[::1]"} }
 
 // HTTPServer returns an http.Server for h with the timeouts the UI is
 // built for: 10 s to read a request's headers, 30 s for the whole
@@ -35,58 +30,6 @@ func HTTPServer(h http.Handler) *http.Server {
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
-}
-
-// hostName returns the name of a Host header or an Options.Hosts entry,
-// lower-case, without its port, an IPv6 address in brackets in its
-// canonical form; ok is false when h is not a host name or address with
-// an optional numeric port.
-func hostName(h string) (string, bool) {
-	h = strings.ToLower(h)
-	name, port := h, ""
-	switch {
-	case strings.HasPrefix(h, "["):
-		i := strings.IndexByte(h, ']')
-		if i < 0 {
-			return "", false
-		}
-		name, port = h[1:i], h[i+1:]
-		if port != "" && !strings.HasPrefix(port, ":") {
-			return "", false
-		}
-		ip := net.ParseIP(name)
-		if ip == nil || ip.To4() != nil {
-			return "", false
-		}
-		name = "[" + ip.String() + "]"
-	case strings.Count(h, ":") > 1: // an IPv6 address without brackets (an option, not a Host)
-		ip := net.ParseIP(h)
-		if ip == nil || ip.To4() != nil {
-			return "", false
-		}
-		return "[" + ip.String() + "]", true
-	default:
-		if i := strings.IndexByte(h, ':'); i >= 0 {
-			name, port = h[:i], h[i:]
-		}
-		if name == "" {
-			return "", false
-		}
-		for i := 0; i < len(name); i++ {
-			c := name[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
-				return "", false
-			}
-		}
-	}
-	if port != "" {
-		for _, c := range port[1:] {
-			if c < '0' || c > '9' {
-				return "", false
-			}
-		}
-	}
-	return name, true
 }
 
 // gate runs h as a heavy request: at most MaxHeavy at once, the others

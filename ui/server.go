@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/loopback"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
@@ -56,7 +57,8 @@ type Options struct {
 	// port or none (case does not matter; an IPv6 address in brackets).
 	// Any other Host is answered 421 Misdirected Request, so that a web
 	// page whose name was rebound to this machine (DNS rebinding) reads
-	// nothing. Empty means LoopbackHosts.
+	// nothing. Empty means the loopback names (internal/loopback.Names:
+	// localhost, 127.0.0.1, [::1]).
 	Hosts []string
 	// MaxHeavy is the number of requests that fold or scan the log served
 	// at once (default 1: a step of a session with a 50 MB event holds a
@@ -144,11 +146,11 @@ func New(st eventlog.Store, opts *Options) (*Server, error) {
 	}
 	s.heavy = make(chan struct{}, s.opts.MaxHeavy)
 	if len(s.opts.Hosts) == 0 {
-		s.opts.Hosts = LoopbackHosts()
+		s.opts.Hosts = loopback.Names()
 	}
 	s.hosts = map[string]bool{}
 	for _, h := range s.opts.Hosts {
-		n, ok := hostName(h)
+		n, ok := loopback.Name(h)
 		if !ok {
 			return nil, errors.Mark(errors.Newf("ui: host %q is not a host name or address", errors.Safe(h)), ErrBadRequest)
 		}
@@ -177,7 +179,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	rw := &recorder{ResponseWriter: w, status: http.StatusOK}
-	if n, ok := hostName(r.Host); !ok || !s.hosts[n] {
+	if n, ok := loopback.Name(r.Host); !ok || !s.hosts[n] {
 		// The Host is not one of this server's names: a page of another
 		// site whose name now resolves here (DNS rebinding) must read
 		// nothing. The answer does not repeat the Host.
@@ -344,14 +346,10 @@ func (s *Server) overview(ctx context.Context, h eventlog.Head) (*audit.Overview
 // binds a loopback interface only, or allowRemote is set. An empty host
 // (every interface) is not loopback; localhost is.
 func CheckAddr(addr string, allowRemote bool) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return errors.Mark(errors.Wrapf(err, "address %q", errors.Safe(addr)), ErrBadRequest)
 	}
-	if allowRemote || host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+	if allowRemote || loopback.Addr(addr) {
 		return nil
 	}
 	return errors.Mark(errors.Newf("address %q is not loopback: the UI serves the whole store to whoever can reach it", errors.Safe(addr)), ErrRemote)

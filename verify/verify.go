@@ -45,6 +45,13 @@ const (
 	// uses. An exchange without an answer (a crash, or a live stream) is
 	// a warning.
 	Wire
+	// Mapping: a recorded session's mapped events are not the mapping of
+	// its recorded bytes (SPEC §15.3: re-run with package transcript);
+	// reported at the first differing seq, after which the mapping is
+	// not checked. A lane whose mapped events are absent (the store
+	// refused them, and the gateway recorded the bytes alone) is a
+	// warning.
+	Mapping
 )
 
 func (k Kind) String() string {
@@ -61,6 +68,8 @@ func (k Kind) String() string {
 		return "torn"
 	case Wire:
 		return "wire"
+	case Mapping:
+		return "mapping"
 	}
 	return "unknown"
 }
@@ -227,12 +236,13 @@ type walker struct {
 	inherited map[int64]map[string][32]byte // step start → writer id → digest
 	structure rebuild.Structure
 	wire      recorded.Session
+	mapping   *mapping
 	stopped   bool
 }
 
 func newWalker(ctx context.Context, s Store, h codec.SessionHeader, res *Result, opts Options) *walker {
 	w := &walker{res: res, opts: opts, hdr: h, writers: map[string]*rebuild.Builder{},
-		inherited: map[int64]map[string][32]byte{}}
+		inherited: map[int64]map[string][32]byte{}, mapping: newMapping(h)}
 	w.own = rebuild.NewBuilder(h, rebuild.BuilderOptions{}, w.step)
 	var ancestors []string
 	w.writerOf, ancestors = lineage(ctx, s, h)
@@ -272,6 +282,7 @@ func (w *walker) add(ev *codec.Event) {
 		}
 	}
 	w.wireProblems(w.wire.Add(ev))
+	w.mapping.add(ev, &w.wire, w.res)
 	if err := w.own.Add(ev); err != nil {
 		w.res.add(ev.Seq, Invalid, false, err, "%v", err)
 		w.stop()
@@ -291,6 +302,7 @@ func (w *walker) end() {
 		return
 	}
 	w.wireProblems(w.wire.End())
+	w.mapping.end(w.res)
 	for _, b := range w.writers {
 		_ = b.End()
 	}

@@ -32,6 +32,7 @@ type gatewayOptions struct {
 	sessionHeader string
 	failOpen      bool
 	allowRemote   bool
+	uiAddr        string
 	quiet         bool
 	grace         time.Duration
 	dial, first   time.Duration
@@ -53,7 +54,12 @@ POST …/v1/messages, …/chat/completions and …/responses are recorded
 Each agent session (X-Claude-Code-Session-Id, session-id or thread-id
 header, a prompt_cache_key body field, or --session-header NAME) is a
 session of the store, gw-<digest of its id and the upstream's name>;
-requests without an id share one session per upstream and gateway run.
+requests without an id share one per upstream and gateway run. Within
+it, each conversation (lane: its first user message) is a session of
+its own: a sub-agent's or a side call's names the first as its
+parentSession. Requests and answers are mapped to the events of a
+session (turns, steps, messages, tool calls), so show, stat, diff,
+replay and serve read them like any session.
 Keys are never recorded: request and answer headers come from an
 allowlist (--record-header adds one), and authorization, x-api-key,
 x-goog-api-key, cookies and proxy-authorization can never be added.
@@ -69,9 +75,13 @@ forwarded, and every later recorded request too until a restart
 each. A body over --max-body gets 413. The gateway binds loopback only
 unless --allow-remote, and then answers 421 to a Host that is not a
 loopback name. It prints its URL on stdout and one line per exchange on
-stderr (session, exchange, api, sizes, status; never content; --quiet
-drops them). Ctrl-C or SIGTERM stops it: answers still streaming get
---grace to end, then are cut and recorded as cut "shutdown".`,
+stderr (session, exchange, step, api, sizes, status, the prompt cache's
+break and cache reads; never content; --quiet drops them). --ui ADDR also
+serves the audit UI of the store, as logtool serve does (its URL is the
+second line on stdout): a bbolt store is held by the gateway while it
+runs, so other commands cannot read it meanwhile. Ctrl-C or SIGTERM
+stops it: answers still streaming get --grace to end, then are cut and
+recorded as cut "shutdown".`,
 		Args: maxArgs(0),
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			return runGateway(cmd.Context(), opts, stdout, stderr)
@@ -85,7 +95,8 @@ drops them). Ctrl-C or SIGTERM stops it: answers still streaming get
 	f.StringArrayVar(&opts.recordHeaders, "record-header", nil, "also record header `NAME` (repeatable)")
 	f.StringVar(&opts.sessionHeader, "session-header", "", "take the agent's session id from header `NAME` first")
 	f.BoolVar(&opts.failOpen, "fail-open", false, "forward requests unrecorded when the store fails (breaks model-visible = logged)")
-	f.BoolVar(&opts.allowRemote, "allow-remote", false, "allow a --listen address that is not loopback")
+	f.BoolVar(&opts.allowRemote, "allow-remote", false, "allow a --listen (or --ui) address that is not loopback")
+	f.StringVar(&opts.uiAddr, "ui", "", "also serve the audit UI of the store (as logtool serve) on `HOST:PORT`")
 	f.BoolVar(&opts.quiet, "quiet", false, "no line per exchange on stderr (warnings and errors still)")
 	f.DurationVar(&opts.grace, "grace", 30*time.Second, "on Ctrl-C or SIGTERM, how long answers in flight may still stream")
 	f.DurationVar(&opts.dial, "dial-timeout", gateway.DefaultDialTimeout, "bound on connecting to an upstream")
@@ -118,6 +129,12 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 	if !local && !opts.allowRemote {
 		return errors.WithHint(usagef("gateway: --listen %s is not a loopback address: whoever reaches it uses your upstreams and is recorded", errors.Safe(opts.listen)),
 			"--allow-remote listens there anyway; 127.0.0.1:PORT keeps it on this machine")
+	}
+	var uiHosts []string
+	if opts.uiAddr != "" {
+		if uiHosts, err = checkUI(serveOptions{addr: opts.uiAddr, allowRemote: opts.allowRemote}); err != nil {
+			return err
+		}
 	}
 	st, err := opts.g.open(openCreate)
 	if err != nil {
@@ -154,6 +171,27 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 	}
 	hs := &http.Server{Handler: gw, ReadHeaderTimeout: 30 * time.Second}
 	fmt.Fprintf(stdout, "http://%s\n", ln.Addr())
+	var uiDone <-chan error
+	if opts.uiAddr != "" {
+		// The audit UI over the store the gateway holds (a bbolt store
+		// is held by one process), served from this process.
+		srv, err := newUI(st, uiHosts, logger)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		stopUI, done, err := listenUI(srv, opts.uiAddr, stdout)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		uiDone = done
+		defer func() {
+			if serr := stopUI(); serr != nil && err == nil {
+				err = errors.Wrap(serr, "gateway: shut down the audit UI")
+			}
+		}()
+	}
 	if f, ok := stdout.(interface{ Sync() error }); ok {
 		_ = f.Sync()
 	}
@@ -164,6 +202,11 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 		gw.Stop()
 		gw.Wait()
 		return errors.Wrap(err, "gateway: serve")
+	case err := <-uiDone:
+		_ = hs.Close()
+		gw.Stop()
+		gw.Wait()
+		return errors.Wrap(err, "gateway: serve the audit UI")
 	case <-ctx.Done():
 	}
 	// Stop accepting; answers in flight get the grace, then are cut.

@@ -338,6 +338,8 @@ func TestGatewayKilled(t *testing.T) {
 	model.hang = false
 	url, stop := startGateway(t, db, "--upstream", model.URL)
 	postTo(t, url+"/v1/messages", map[string]string{"X-Claude-Code-Session-Id": "killed"}, []byte(`{"model":"claude","n":2}`))
+	// The lane goes on after the restart: the same conversation, retried.
+	postTo(t, url+"/v1/messages", map[string]string{"X-Claude-Code-Session-Id": "killed"}, body)
 	if c, errs := stop(); c != 0 {
 		t.Fatalf("restarted gateway: %d %s", c, errs)
 	}
@@ -348,12 +350,32 @@ func TestGatewayKilled(t *testing.T) {
 	if c, got, _ := logtoolOut("--db", db, "replay", id, "--wire", "--recorded", "--format", "raw", "--exchange", "2"); c != 0 || string(got) != `{"model":"claude","n":2}` {
 		t.Errorf("exchange 2 after the restart: %d %q", c, got)
 	}
+	// The restarted gateway closed the turn the kill left open, before
+	// anything else: turn/end "interrupted", naming the killed request.
+	c, out, errs = logtoolOut("--db", db, "export", id)
+	if c != 0 {
+		t.Fatalf("export: %d %s", c, errs)
+	}
+	var closer, steps int
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, `"type":"turn/end"`) && strings.Contains(l, `"kind":"interrupted"`) && strings.Contains(l, `"origin":{"format":"gateway","seq":`) {
+			closer++
+		}
+		if strings.Contains(l, `"type":"step/start"`) {
+			steps++
+		}
+	}
+	if closer != 1 || steps != 2 {
+		t.Errorf("after the restart: %d interrupted turn/end, %d steps; want 1 and 2", closer, steps)
+	}
 }
 
 // TestGatewayResident: the gateway process's peak resident memory (its
 // VmHWM) while clients stream large answers through it at once: answers
-// are never held whole. GATEWAY_RESIDENT=CLIENTSxMB sizes it (issue 20's
-// target: 64x20 within 256 MB); the default is small.
+// are never held whole, and each request is a conversation the gateway
+// maps (its mapping keeps at most transcript.MaxStreamed of an answer).
+// GATEWAY_RESIDENT=CLIENTSxMB sizes it (issue 20's target: 64x20 within
+// 256 MB: 216 MB measured); the default is small.
 func TestGatewayResident(t *testing.T) {
 	clients, mb := 8, 4
 	if v := os.Getenv("GATEWAY_RESIDENT"); v != "" {
@@ -383,7 +405,7 @@ func TestGatewayResident(t *testing.T) {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
-			req, _ := http.NewRequest("POST", url+"/v1/messages", strings.NewReader(fmt.Sprintf(`{"n":%d}`, c)))
+			req, _ := http.NewRequest("POST", url+"/v1/messages", strings.NewReader(fmt.Sprintf(`{"model":"m","stream":true,"messages":[{"role":"user","content":"hi %d"}]}`, c)))
 			req.Header.Set("X-Claude-Code-Session-Id", fmt.Sprint("agent-", c))
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -411,7 +433,14 @@ func TestGatewayResident(t *testing.T) {
 	if hwm == 0 {
 		t.Fatalf("no VmHWM for the gateway process: %q", status)
 	}
-	if limit := min(256, 96+clients*mb/4); hwm>>10 > limit {
+	limit := min(256, 96+clients*mb/4)
+	if raceBuild {
+		// The race detector's shadow memory grows with what is allocated
+		// (the mapping's translators allocate as they stream): 162 MB
+		// measured for the default size; the bound holds without it.
+		limit *= 3
+	}
+	if hwm>>10 > limit {
 		t.Errorf("peak resident %d MB for %d MB of answers; want at most %d", hwm>>10, clients*mb, limit)
 	}
 }

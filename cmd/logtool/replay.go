@@ -71,7 +71,8 @@ body.
 --wire --recorded prints, from a session the recording gateway wrote
 (logtool gateway, SPEC §15), the bytes recorded for each exchange, in
 the same forms; exchanges are numbered from 1 in log order (--exchange N
-selects one; raw needs it). json lines are
+selects one, --step T.S the one whose request began step T.S; raw needs
+one of them). json lines are
 {"exchange":N,"seq":S,"body":STRING|null}; text shows method, path and
 the recorded headers, then the body, with control characters escaped.
 --response prints the answers instead: seq is the wire/response's, body

@@ -7,23 +7,25 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/wire/recorded"
 )
 
 // runReplayRecorded is replay --wire --recorded: the bytes the recording
-// gateway recorded, per exchange (SPEC §15.3; phase 1 has no steps, so
-// exchanges are numbered from 1 in log order).
+// gateway recorded, per exchange (SPEC §15.3), numbered from 1 in log
+// order; --step T.S selects the exchange whose wire/request began step
+// T.S (the gateway appends a request's mapped events, its step/start
+// among them, right after its wire/request).
 func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdout io.Writer) (err error) {
 	switch {
 	case opts.wire != wireFromHeader:
 		return usagef("replay: --recorded prints the recorded bytes; it takes no renderer name")
-	case opts.step != "":
-		return errors.WithHint(usagef("replay: a recorded session's exchanges are not steps yet"), "--exchange N selects one")
+	case opts.step != "" && opts.exchange != 0:
+		return usagef("replay: --step and --exchange each select an exchange: give one")
 	case opts.new:
 		return usagef("replay: --new does not go with --recorded")
 	case opts.exchange < 0:
@@ -32,11 +34,18 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 	switch opts.format {
 	case "json", "text":
 	case "raw":
-		if opts.exchange == 0 {
-			return usagef("--format raw prints one exchange's body: give --exchange N")
+		if opts.exchange == 0 && opts.step == "" {
+			return usagef("--format raw prints one exchange's body: give --exchange N or --step T.S")
 		}
 	default:
 		return usagef("--format with --wire is json, raw or text, not %q", errors.Safe(opts.format))
+	}
+	var want stepName
+	if opts.step != "" {
+		var err error
+		if want, err = parseStep(opts.step); err != nil {
+			return err
+		}
 	}
 	st, err := opts.g.open(openRead)
 	if err != nil {
@@ -52,6 +61,7 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 	}
 	defer it.Close()
 	var s recorded.Session
+	lastReq, stepReq := int64(-1), int64(-1)
 	for {
 		ev, err := it.Next()
 		if err == io.EOF {
@@ -61,8 +71,29 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 			return err
 		}
 		s.Add(&ev) // verify reports what does not add up
+		switch d := ev.Data.(type) {
+		case *codec.StepStart:
+			if opts.step != "" && d.Turn == want.turn && d.Step == want.step && stepReq < 0 {
+				stepReq = lastReq
+			}
+		default:
+			if ev.Type == recorded.TypeRequest {
+				lastReq = ev.Seq
+			}
+		}
 	}
 	xs := s.Exchanges()
+	if opts.step != "" {
+		for _, x := range xs {
+			if x.Seq == stepReq {
+				opts.exchange = x.N
+			}
+		}
+		if opts.exchange == 0 {
+			return errors.Mark(errors.Newf("session %s has no recorded exchange that began step %s",
+				errors.Safe(id), errors.Safe(want.String())), eventlog.ErrNotFound)
+		}
+	}
 	if opts.exchange > len(xs) {
 		return errors.Mark(errors.Newf("session %s has %d recorded exchanges, not %d",
 			errors.Safe(id), errors.Safe(len(xs)), errors.Safe(opts.exchange)), eventlog.ErrNotFound)
@@ -117,7 +148,7 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 func writeRecordedText(w *bufio.Writer, x recorded.Exchange, response, has bool, body []byte) {
 	if !response {
 		q := x.Request
-		fmt.Fprintf(w, "== exchange %d (wire/request at seq %d)  api %s\n%s %s\n", x.N, x.Seq, termSafe(q.API), termSafe(q.Method), termSafe(q.Path))
+		fmt.Fprintf(w, "== exchange %d (wire/request at seq %d)  api %s\n%s %s\n", x.N, x.Seq, printable.Line(q.API), printable.Line(q.Method), printable.Line(q.Path))
 		writeFields(w, q.Headers)
 	} else {
 		if x.ResponseSeq < 0 {
@@ -127,7 +158,7 @@ func writeRecordedText(w *bufio.Writer, x recorded.Exchange, response, has bool,
 		p := x.Response
 		fmt.Fprintf(w, "== exchange %d answer (wire/response at seq %d)\nstatus %d", x.N, x.ResponseSeq, p.Status)
 		if p.Cut != "" {
-			fmt.Fprintf(w, "  cut: %s", termSafe(p.Cut))
+			fmt.Fprintf(w, "  cut: %s", printable.Line(p.Cut))
 		}
 		w.WriteString("\n")
 		writeFields(w, p.Headers)
@@ -137,42 +168,12 @@ func writeRecordedText(w *bufio.Writer, x recorded.Exchange, response, has bool,
 		}
 	}
 	w.WriteString("\n")
-	w.WriteString(termSafe(string(body)))
+	w.WriteString(printable.Text(string(body)))
 	w.WriteString("\n\n")
 }
 
 func writeFields(w *bufio.Writer, fs []recorded.Field) {
 	for _, f := range fs {
-		fmt.Fprintf(w, "%s: %s\n", termSafe(f.Name), termSafe(f.Value))
+		fmt.Fprintf(w, "%s: %s\n", printable.Line(f.Name), printable.Line(f.Value))
 	}
-}
-
-// termSafe returns s with what a terminal would act on escaped: control
-// characters but newline and tab, DEL, C1 controls and bytes that are not
-// UTF-8, as \xHH or \u00HH.
-func termSafe(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c >= 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b []byte
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			b = fmt.Appendf(b, `\x%02x`, s[i])
-		case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r < 0xa0:
-			b = fmt.Appendf(b, `\u%04x`, r)
-		default:
-			b = append(b, s[i:i+n]...)
-		}
-		i += n
-	}
-	return string(b)
 }

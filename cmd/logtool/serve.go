@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/internal/loopback"
 	"github.com/sessionlog/sessionlog/ui"
 	"github.com/spf13/cobra"
 )
@@ -74,7 +75,7 @@ serve a copy of a store that is being written.`,
 // names, the host of addr when it names one (not every interface), and
 // the --host names.
 func serveHosts(opts serveOptions) ([]string, error) {
-	hosts := append(ui.LoopbackHosts(), opts.hosts...)
+	hosts := append(loopback.Names(), opts.hosts...)
 	host, _, err := net.SplitHostPort(opts.addr)
 	if err != nil {
 		return nil, errors.Mark(errors.Wrapf(err, "address %q", errors.Safe(opts.addr)), ErrUsage)
@@ -87,14 +88,49 @@ func serveHosts(opts serveOptions) ([]string, error) {
 	return hosts, nil
 }
 
-func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) (err error) {
+// checkUI checks the address flags of the audit UI (serve's, or
+// gateway's --ui) and returns the Host names it answers.
+func checkUI(opts serveOptions) ([]string, error) {
 	if err := ui.CheckAddr(opts.addr, opts.allowRemote); err != nil {
 		if errors.Is(err, ui.ErrRemote) {
-			return errors.Mark(errors.WithHint(err, "--allow-remote serves it anyway; 127.0.0.1:PORT keeps it on this machine"), ErrUsage)
+			return nil, errors.Mark(errors.WithHint(err, "--allow-remote serves it anyway; 127.0.0.1:PORT keeps it on this machine"), ErrUsage)
 		}
-		return errors.Mark(err, ErrUsage)
+		return nil, errors.Mark(err, ErrUsage)
 	}
-	hosts, err := serveHosts(opts)
+	return serveHosts(opts)
+}
+
+// newUI builds the audit UI over st, answering hosts (checkUI): logtool
+// serve and logtool gateway --ui both build it here.
+func newUI(st store, hosts []string, logger *slog.Logger) (*ui.Server, error) {
+	srv, err := ui.New(st, &ui.Options{Logger: logger, Renderers: ui.WireRenderers(), Hosts: hosts})
+	if errors.Is(err, ui.ErrBadRequest) {
+		return nil, errors.Mark(errors.WithHint(err, "--host takes a name or an address, without a scheme or a path"), ErrUsage)
+	}
+	return srv, err
+}
+
+// listenUI listens on opts.addr for srv, prints the URL on stdout, and
+// serves until the returned stop is called (it shuts the server down,
+// giving requests 5 s) or the server fails (done).
+func listenUI(srv *ui.Server, addr string, stdout io.Writer) (stop func() error, done <-chan error, err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, errors.Wrapf(err, "listen on %s", errors.Safe(addr))
+	}
+	hs := ui.HTTPServer(srv)
+	fmt.Fprintf(stdout, "http://%s/\n", ln.Addr())
+	ch := make(chan error, 1)
+	go func() { ch <- hs.Serve(ln) }()
+	return func() error {
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return hs.Shutdown(shut)
+	}, ch, nil
+}
+
+func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) (err error) {
+	hosts, err := checkUI(opts)
 	if err != nil {
 		return err
 	}
@@ -103,30 +139,21 @@ func runServe(ctx context.Context, opts serveOptions, stdout, stderr io.Writer) 
 		return err
 	}
 	defer closeStore(st, &err)
-	srv, err := ui.New(st, &ui.Options{Logger: slog.New(slog.NewTextHandler(stderr, nil)), Renderers: ui.WireRenderers(), Hosts: hosts})
-	if errors.Is(err, ui.ErrBadRequest) {
-		return errors.Mark(errors.WithHint(err, "--host takes a name or an address, without a scheme or a path"), ErrUsage)
-	}
+	srv, err := newUI(st, hosts, slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		return err
 	}
 	setMemoryLimit()
-	ln, err := net.Listen("tcp", opts.addr)
+	stop, done, err := listenUI(srv, opts.addr, stdout)
 	if err != nil {
-		return errors.Wrapf(err, "listen on %s", errors.Safe(opts.addr))
+		return err
 	}
-	hs := ui.HTTPServer(srv)
-	fmt.Fprintf(stdout, "http://%s/\n", ln.Addr())
-	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
 	select {
 	case err := <-done:
 		return errors.Wrap(err, "serve")
 	case <-ctx.Done():
 	}
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return errors.Wrap(hs.Shutdown(shut), "serve: shut down")
+	return errors.Wrap(stop(), "serve: shut down")
 }
 
 // setMemoryLimit runs the process under ui.MemoryLimit, unless GOMEMLIMIT

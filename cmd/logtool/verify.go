@@ -29,7 +29,12 @@ func newVerifyCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 every record's frame and CRC, that its key is its seq, the chain hash and
 event count of the session's head, every rule of the log, the turn and step
 structure, that every step rebuilds, and that every recorded request digest
-matches the rebuilt request (inherited ones through the fork lineage).
+matches the rebuilt request (inherited ones through the fork lineage). In
+a session the recording gateway wrote (logtool gateway): that its
+recorded bytes add up (every chunk's digest, every body's chunks, size
+and digest, every chunk used; an exchange without an answer is a
+warning), and that its mapped events are the mapping of those bytes,
+re-run (a "mapping" finding at the first event that differs).
 
 Findings are printed one per line with session and seq, then a summary line.
 Breaks of the turn structure are warnings unless --strict. A store a crash

@@ -5,8 +5,12 @@
 // rebinding (a name that resolves to 127.0.0.1 but is not a loopback
 // name).
 //
-// Addr says whether a listen address binds loopback only; Host whether a
-// Host header names this machine (localhost, a 127.0.0.0/8 address or
-// [::1], any port). Handler wraps an http.Handler so that a request with
-// any other Host gets 421 Misdirected Request and never reaches it.
+// Addr says whether a listen address binds loopback only. Name reads a
+// Host header (or a configured host name) into its normal form, or
+// refuses it; Host says whether a Host header names this machine
+// (localhost, a 127.0.0.0/8 address or [::1], any port); Names are the
+// three names a loopback server answers to (the audit UI's default set,
+// compared in Name's form). Handler wraps an http.Handler so that a
+// request with any other Host gets 421 Misdirected Request and never
+// reaches it.
 package loopback

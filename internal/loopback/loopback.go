@@ -17,25 +17,72 @@ func Addr(addr string) bool {
 	return name(host)
 }
 
+// Names are the Host names of a server on a loopback address:
+// localhost, 127.0.0.1 and [::1] (in Name's form).
+func Names() []string { return []string{"localhost", "127.0.0.1", "[::1]"} }
+
 // Host reports whether host, a request's Host header (with or without a
 // port), names this machine: localhost, an address in 127.0.0.0/8, or
-// [::1]. Names are compared without case; a trailing dot is refused, as
-// is anything that is not a plain name or address.
+// [::1], as Name reads it. Names are compared without case; a trailing
+// dot is refused, as is anything that is not a plain name or address.
 func Host(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
-		host = host[1 : len(host)-1]
+	n, ok := Name(host)
+	if !ok {
+		return false
 	}
-	return name(host)
+	return name(strings.TrimSuffix(strings.TrimPrefix(n, "["), "]"))
 }
 
-func name(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
+// Name returns the name of a Host header or of a configured host name,
+// lower-case, without its port, an IPv6 address in brackets in its
+// canonical form; ok is false when h is not a host name or address with
+// an optional numeric port.
+func Name(h string) (string, bool) {
+	h = strings.ToLower(h)
+	name, port := h, ""
+	switch {
+	case strings.HasPrefix(h, "["):
+		i := strings.IndexByte(h, ']')
+		if i < 0 {
+			return "", false
+		}
+		name, port = h[1:i], h[i+1:]
+		if port != "" && !strings.HasPrefix(port, ":") {
+			return "", false
+		}
+		ip := net.ParseIP(name)
+		if ip == nil || ip.To4() != nil {
+			return "", false
+		}
+		name = "[" + ip.String() + "]"
+	case strings.Count(h, ":") > 1: // an IPv6 address without brackets (a configured name, not a Host)
+		ip := net.ParseIP(h)
+		if ip == nil || ip.To4() != nil {
+			return "", false
+		}
+		return "[" + ip.String() + "]", true
+	default:
+		if i := strings.IndexByte(h, ':'); i >= 0 {
+			name, port = h[:i], h[i:]
+		}
+		if name == "" {
+			return "", false
+		}
+		for i := 0; i < len(name); i++ {
+			c := name[i]
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+				return "", false
+			}
+		}
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	if port != "" {
+		for _, c := range port[1:] {
+			if c < '0' || c > '9' {
+				return "", false
+			}
+		}
+	}
+	return name, true
 }
 
 // Handler answers 421 Misdirected Request to a request whose Host is not
@@ -50,4 +97,13 @@ func Handler(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// name reports whether a bare host (no port, no brackets) is loopback.
+func name(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

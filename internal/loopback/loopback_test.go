@@ -53,6 +53,11 @@ func TestHost(t *testing.T) {
 		{"10.0.0.1:80", false},
 		{"", false},
 		{"[::1", false},
+		{"127.0.0.2:80", true},
+		{"[0:0:0:0:0:0:0:1]:8080", true},
+		{"[127.0.0.1]:80", false},
+		{"localhost:80x", false},
+		{"local host", false},
 	}
 	for _, tt := range tests {
 		if got := loopback.Host(tt.host); got != tt.want {

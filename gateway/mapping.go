@@ -1,0 +1,119 @@
+package gateway
+
+import (
+	"strconv"
+
+	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/transcript"
+	"github.com/sessionlog/sessionlog/wire/recorded"
+)
+
+// laneRoot is the root of a request's conversation (transcript.Root), ""
+// when its API is not mapped or the body has none: such a request is
+// recorded in its agent's base session, as bytes (and mapped there when
+// that session is a lane of its API).
+func laneRoot(api string, body []byte) string {
+	switch api {
+	case transcript.APIAnthropic, transcript.APIChat, transcript.APIResponses:
+	default:
+		return ""
+	}
+	root, err := transcript.Root(api, body)
+	if err != nil {
+		return ""
+	}
+	return root
+}
+
+// mapRequest maps x's body in s's lane, its wire/request at seq (SPEC
+// §15.3): the events to append after it, nil when s is no lane of x's
+// API or the mapping refuses the body (counted, and logged without
+// content). It sets x's step and break. s.mu is held.
+func (g *Gateway) mapRequest(s *session, x *exchange, seq int64, now float64) []codec.Event {
+	if s.lane == nil || x.api != s.api {
+		return nil
+	}
+	evs, brk, err := s.lane.MapRequest(x.body, seq, seq+1, now)
+	if err != nil {
+		g.stats.unmapped.Add(1)
+		g.log.Warn("a request could not be mapped; its bytes are recorded alone", "session", s.id, "err", err.Error())
+		return nil
+	}
+	x.mapped, x.brk = true, brk.Kind
+	switch brk.Kind {
+	case transcript.BreakEdited, transcript.BreakReordered:
+		x.brk += "@" + strconv.Itoa(brk.Index)
+	case transcript.BreakSystem:
+		x.brk += "@" + strconv.Itoa(brk.Offset)
+	}
+	for i := range evs {
+		if evs[i].Type != codec.TypeStepStart {
+			continue
+		}
+		if d, err := codec.DecodeEvent(evs[i].Raw); err == nil {
+			if st, ok := d.Data.(*codec.StepStart); ok {
+				x.step = strconv.FormatInt(st.Turn, 10) + "." + strconv.FormatInt(st.Step, 10)
+			}
+		}
+	}
+	return evs
+}
+
+// mapAnswer maps the answer whose wire/response is built (resp, the next
+// seq after it next) in its session's lane: nil when its request was not
+// mapped, or is no longer the lane's open one (transcript.ErrStale: the
+// wire/response stands alone). a.x.sess.mu is held.
+func (a *answer) mapAnswer(resp *recorded.Response, next int64, now float64) []codec.Event {
+	s := a.x.sess
+	if a.ma == nil || s.lane == nil {
+		return nil
+	}
+	if resp.Cut != "" {
+		a.ma.Cut(resp.Cut)
+	} else {
+		a.ma.End()
+	}
+	evs, err := s.lane.MapAnswer(a.ma, a.x.seq, next, now)
+	a.ma = nil
+	if err != nil {
+		if !errors.Is(err, transcript.ErrStale) {
+			a.g.stats.unmapped.Add(1)
+			a.g.log.Warn("an answer could not be mapped; its bytes are recorded alone", "session", s.id, "err", err.Error())
+		}
+		return nil
+	}
+	for i := range evs {
+		if evs[i].Type == codec.TypeAssistantMessage {
+			a.x.cacheRead = cacheRead(evs[i].Raw)
+		}
+	}
+	return evs
+}
+
+// cacheRead is the cacheReadTokens of an assistant/message's usage (0
+// when it has usage without them, -1 when it has no usage).
+func cacheRead(raw []byte) int64 {
+	n := int64(-1)
+	f := codec.NewFields(raw, codec.PrefixCodec)
+	_ = f.Object("event", func(k []byte) error {
+		if string(k) != "data" {
+			return f.Skip()
+		}
+		return f.Object("data", func(k []byte) error {
+			if string(k) != "usage" {
+				return f.Skip()
+			}
+			n = 0
+			return f.Object("usage", func(k []byte) error {
+				if string(k) != "cacheReadTokens" {
+					return f.Skip()
+				}
+				v, err := f.Integer("cacheReadTokens")
+				n = v
+				return err
+			})
+		})
+	})
+	return n
+}
