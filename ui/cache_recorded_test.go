@@ -87,7 +87,8 @@ func recordedStore(t *testing.T) (eventlog.Store, string) {
 }
 
 // TestCacheRecordedPage: the cache chart and its API show a recorded
-// session's rows, one per exchange, with their breaks and the cache
+// session's rows, one per exchange, named by the step the gateway mapped
+// it to, with their breaks and the cache
 // reads the answers reported, and a page of them.
 func TestCacheRecordedPage(t *testing.T) {
 	st, id := recordedStore(t)
@@ -101,7 +102,7 @@ func TestCacheRecordedPage(t *testing.T) {
 		return rec.Code, rec.Body.String()
 	}
 	code, page := get("/s/" + id + "/cache")
-	for _, w := range []string{"<svg", "#1 first", "#2 markers", "#3 tools", "<td>markers</td>", "recorded exchanges",
+	for _, w := range []string{"<svg", "1.1 first", "2.1 markers", "3.1 tools", "<td>markers</td>", "recorded exchanges",
 		"cache-read tokens of 300 input tokens (40.0%)", "Exchanges 1–3 of 3"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("cache page lacks %q", w)
@@ -116,7 +117,7 @@ func TestCacheRecordedPage(t *testing.T) {
 		}
 	}
 	code, page = get("/s/" + id + "/cache?from=1&limit=1")
-	if code != 200 || !strings.Contains(page, "#2 markers") || strings.Contains(page, "#1 first") || !strings.Contains(page, "for the exchanges shown") {
+	if code != 200 || !strings.Contains(page, "2.1 markers") || strings.Contains(page, "1.1 first") || !strings.Contains(page, "for the exchanges shown") {
 		t.Errorf("cache page 2: %d\n%s", code, page)
 	}
 	code, api := get("/api/sessions/" + id + "/cache")
