@@ -614,3 +614,25 @@ func TestManySourcesDecodedOnce(t *testing.T) {
 		t.Error("a sourceEventSeqs array declaring more entries than it holds was accepted")
 	}
 }
+
+// TestNewEventCopiesOnce (issue 19 item 7): NewEvent sizes the event for
+// all its members at once, so that a long answer's message (its text and
+// its thousands of chunk seqs) is not copied through every growth of the
+// buffer; the copies it makes are the event and its view.
+func TestNewEventCopiesOnce(t *testing.T) {
+	seqs := make([]int64, 100_000)
+	for i := range seqs {
+		seqs[i] = int64(i)
+	}
+	var o codec.Object
+	o.Int("turn", 1).Int("step", 1).Array("content", (&codec.Object{}).Str("type", "text").Str("text", strings.Repeat("word ", 200_000)).Bytes())
+	data := o.Bytes()
+	allocs := testing.AllocsPerRun(5, func() {
+		if _, err := codec.NewEvent(codec.TypeAssistantMessage, int64(len(seqs)), 1, data, codec.SurfaceOp{Kind: codec.OpAppend}, seqs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 8 {
+		t.Errorf("NewEvent of a long message: %v allocations, want at most 8", allocs)
+	}
+}
