@@ -91,3 +91,37 @@ func TestAppendLargeEventRoom(t *testing.T) {
 		t.Errorf("an append of a %d byte event allocated %d bytes (want at most %d)", len(ev.Raw), allocated, limit)
 	}
 }
+
+// TestLargeEntryBufferNotKept (issue 19 item 7): the committer's encoding
+// buffer is not kept at the size of a long answer's entry once that is
+// written; it held a compressed copy of the answer for the store's life.
+func TestLargeEntryBufferNotKept(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "s.db"), &Options{Unvalidated: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	if err := l.Create(ctx, codec.NewSessionHeader("s", 1, "", "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	text := make([]byte, 4<<20) // letters that do not compress much
+	x := uint64(1)
+	for i := range text {
+		x = x*6364136223846793005 + 1442695040888963407
+		text[i] = 'a' + byte(x>>58)%26
+	}
+	var o codec.Object
+	o.Str("text", string(text))
+	ev, err := codec.NewEvent("x/opaque", 0, 1, o.Bytes(), codec.SurfaceOp{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(ctx, "s", []codec.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	// Append's result came from the committer after it wrote the entry.
+	if kept := cap(l.walBuf); kept > maxWALBuf {
+		t.Errorf("the committer keeps a %d byte buffer after a %d byte event", kept, len(ev.Raw))
+	}
+}
