@@ -122,6 +122,10 @@ func Array(values ...[]byte) []byte {
 // typed view and is checked like any imported event.
 func NewEvent(typ string, seq int64, time float64, data []byte, op SurfaceOp, sources []int64) (Event, error) {
 	var o Object
+	// Room for every member at once: a long answer's message (its text
+	// and its thousands of chunk seqs) is then copied once, not through
+	// every growth of the buffer.
+	o.Grow(64 + len(typ) + len(data) + 9*len(sources))
 	o.Str("type", typ).Int("seq", seq).Number("time", time).Value("data", data)
 	if IsSurfaceType(typ) {
 		if sources != nil {

@@ -197,9 +197,12 @@ func (e *Event) decodeMarkers(op, sources []byte) error {
 	}
 	e.HasSources = true
 	f := Fields{r: &Reader{b: sources}}
-	if n := min(arrayLen(f.r), 512); n > 0 {
-		// Room for the declared entries, up to a bound: a declared count
-		// is not yet a decoded one.
+	if n := min(arrayLen(f.r), 256+len(sources)/3); n > 0 {
+		// Room for the declared entries, up to what the bytes can hold: a
+		// declared count is not yet a decoded one, but the entries are
+		// distinct and non-negative, and past the 256 that fit in one or
+		// two bytes each takes three at least. A long answer's thousands
+		// of chunk seqs are decoded without growing the slice.
 		e.Sources = make([]int64, 0, n)
 	}
 	ascending := true

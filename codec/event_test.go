@@ -582,3 +582,57 @@ func TestContentAppendJSON(t *testing.T) {
 		t.Errorf("empty Content.AppendJSON = %s, want []", got)
 	}
 }
+
+// TestManySourcesDecodedOnce (issue 19 item 7): a long answer's message
+// cites hundreds of thousands of chunk seqs; their slice is allocated
+// once at its size, not grown through copies that the store's decode of
+// every append would leave as garbage. A declared count beyond what the
+// bytes can hold is not trusted.
+func TestManySourcesDecodedOnce(t *testing.T) {
+	const n = 200_000
+	seqs := make([]int64, n)
+	for i := range seqs {
+		seqs[i] = int64(i)
+	}
+	ev, err := codec.NewEvent(codec.TypeAssistantMessage, n, 1, []byte("\x83\xa4turn\x01\xa4step\x01\xa7content\x90"),
+		codec.SurfaceOp{Kind: codec.OpAppend}, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := codec.DecodeEvent(ev.Raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Sources) != n || cap(d.Sources) != n {
+		t.Errorf("%d sources decoded into a slice of capacity %d", len(d.Sources), cap(d.Sources))
+	}
+	// An array32 header declaring 4G entries, followed by three bytes.
+	var o codec.Object
+	o.Str("type", codec.TypeAssistantMessage).Int("seq", 9).Number("time", 1).Value("data", []byte("\x83\xa4turn\x01\xa4step\x01\xa7content\x90"))
+	o.Value("sourceEventSeqs", []byte("\xdd\xff\xff\xff\xff\x01\x02\x03")).Str("surfaceOp", "append")
+	if _, err := codec.DecodeEvent(o.Bytes()); err == nil {
+		t.Error("a sourceEventSeqs array declaring more entries than it holds was accepted")
+	}
+}
+
+// TestNewEventCopiesOnce (issue 19 item 7): NewEvent sizes the event for
+// all its members at once, so that a long answer's message (its text and
+// its thousands of chunk seqs) is not copied through every growth of the
+// buffer; the copies it makes are the event and its view.
+func TestNewEventCopiesOnce(t *testing.T) {
+	seqs := make([]int64, 100_000)
+	for i := range seqs {
+		seqs[i] = int64(i)
+	}
+	var o codec.Object
+	o.Int("turn", 1).Int("step", 1).Array("content", (&codec.Object{}).Str("type", "text").Str("text", strings.Repeat("word ", 200_000)).Bytes())
+	data := o.Bytes()
+	allocs := testing.AllocsPerRun(5, func() {
+		if _, err := codec.NewEvent(codec.TypeAssistantMessage, int64(len(seqs)), 1, data, codec.SurfaceOp{Kind: codec.OpAppend}, seqs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 8 {
+		t.Errorf("NewEvent of a long message: %v allocations, want at most 8", allocs)
+	}
+}

@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"slices"
 
 	"github.com/cockroachdb/errors"
 )
@@ -44,14 +45,14 @@ func AppendPack(dst, raw []byte, payloads [][]byte) (out, scratch []byte) {
 		raw = binary.AppendUvarint(raw, uint64(len(p)))
 		raw = append(raw, p...)
 	}
+	bp := zbufs.Get().(*[]byte)
+	z := s2Dict().Encode((*bp)[:0], raw)
+	dst = slices.Grow(dst, 1+binary.MaxVarintLen64+len(z)+4) // one allocation
 	start := len(dst)
 	dst = append(dst, RecordVersionPack)
 	dst = binary.AppendUvarint(dst, uint64(len(payloads)))
-	bp := zbufs.Get().(*[]byte)
-	z := s2Dict().Encode((*bp)[:0], raw)
 	dst = append(dst, z...)
-	*bp = z
-	zbufs.Put(bp)
+	putZbuf(bp, z)
 	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli)), raw
 }
 

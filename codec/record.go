@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"hash/crc32"
+	"slices"
 
 	"github.com/cockroachdb/errors"
 )
@@ -29,6 +30,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 //	| 1 byte  | n bytes             | 4 bytes                      |
 //	+---------+---------------------+------------------------------+
 func EncodeRecord(dst, payload []byte) []byte {
+	dst = slices.Grow(dst, len(payload)+recordOverhead) // one allocation, not one per append
 	start := len(dst)
 	dst = append(dst, RecordVersion)
 	dst = append(dst, payload...)

@@ -4,6 +4,7 @@ import (
 	_ "embed" // the dictionary
 	"encoding/binary"
 	"hash/crc32"
+	"slices"
 	"sync"
 
 	"github.com/cockroachdb/errors"
@@ -43,6 +44,20 @@ var s2Dict = sync.OnceValue(func() *s2.Dict {
 // zbufs holds scratch buffers for the compressed block.
 var zbufs = sync.Pool{New: func() any { return new([]byte) }}
 
+// maxPooled is the largest scratch buffer zbufs keeps. The block needs
+// room for s2.MaxEncodedLen of the payload: one grown for a long answer
+// is left to the collector, not held through the next collections.
+const maxPooled = 256 << 10
+
+// putZbuf returns z's buffer to zbufs, unless it is too large to keep.
+func putZbuf(bp *[]byte, z []byte) {
+	if cap(z) > maxPooled {
+		return
+	}
+	*bp = z
+	zbufs.Put(bp)
+}
+
 // EncodeEventRecord frames an event payload for storage: as a version 2
 // record (an S2 block of the payload, with the dictionary) when the
 // payload has at least CompressMin bytes and the block is smaller than the
@@ -67,15 +82,14 @@ func EncodeEventRecord(dst, payload []byte) []byte {
 	bp := zbufs.Get().(*[]byte)
 	z := s2Dict().Encode((*bp)[:0], payload)
 	if len(z) >= len(payload) {
-		*bp = z
-		zbufs.Put(bp)
+		putZbuf(bp, z)
 		return EncodeRecord(dst, payload)
 	}
+	dst = slices.Grow(dst, len(z)+recordOverhead) // exactly the record: no room for the payload it saved
 	start := len(dst)
 	dst = append(dst, RecordVersionS2)
 	dst = append(dst, z...)
-	*bp = z
-	zbufs.Put(bp)
+	putZbuf(bp, z)
 	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 }
 

@@ -279,17 +279,48 @@ func TestRecordAllocs(t *testing.T) {
 	v2 := codec.EncodeEventRecord(nil, p)
 	dst := make([]byte, 0, 2*len(v1))
 	tests := []struct {
-		name string
-		fn   func()
-		max  float64
+		name   string
+		fn     func()
+		max    float64
+		noRace bool // checked without the race detector only
 	}{
-		{"decode version 1", func() { _, _ = codec.DecodeRecord(v1) }, 0},
-		{"decode version 2", func() { _, _ = codec.DecodeRecord(v2) }, 1},
-		{"encode compressed", func() { dst = codec.EncodeEventRecord(dst[:0], p) }, 0},
+		{"decode version 1", func() { _, _ = codec.DecodeRecord(v1) }, 0, false},
+		{"decode version 2", func() { _, _ = codec.DecodeRecord(v2) }, 1, false},
+		{"encode compressed", func() { dst = codec.EncodeEventRecord(dst[:0], p) }, 0, false},
+		// Into no buffer, a record is one allocation of its size, not a
+		// few grown appends (a long answer's payload copied each time).
+		{"encode version 1 into nil", func() { _ = codec.EncodeRecord(nil, p) }, 1, true},
+		{"encode compressed into nil", func() { _ = codec.EncodeEventRecord(nil, p) }, 1, true},
+		{"pack into nil", func() { _, _ = codec.AppendPack(nil, dst[:0:cap(dst)], [][]byte{p}) }, 1, true},
 	}
 	for _, tt := range tests {
+		if tt.noRace && raceEnabled {
+			continue
+		}
 		if n := testing.AllocsPerRun(100, tt.fn); n > tt.max {
 			t.Errorf("%s: %v allocations, want at most %v", tt.name, n, tt.max)
 		}
 	}
+}
+
+// TestLargeScratchNotKept (issue 19 item 7): the scratch buffer that
+// compressing a long answer's payload takes (its whole size and more) is
+// left to the collector, not kept in the pool through the next
+// collections beside the answer's other copies.
+func TestLargeScratchNotKept(t *testing.T) {
+	p := mustPayload(t, `{"type":"assistant/message","seq":9,"time":1,"data":{"turn":1,"step":1,"content":[{"type":"text","text":"`+
+		strings.Repeat("The quick brown fox jumps over the lazy dog. ", 200_000)+`"}]}}`)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	rec := codec.EncodeEventRecord(nil, p)
+	pack, _ := codec.AppendPack(nil, nil, [][]byte{p})
+	runtime.GC() // a pooled buffer survives one collection (the pool's victim cache)
+	runtime.ReadMemStats(&after)
+	kept := int64(after.HeapAlloc) - int64(before.HeapAlloc) - int64(len(rec)+len(pack))
+	if kept > int64(len(p))/2 {
+		t.Errorf("compressing a %d byte payload kept %d bytes besides its record and pack", len(p), kept)
+	}
+	runtime.KeepAlive(p)
 }

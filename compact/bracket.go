@@ -10,6 +10,7 @@ import (
 // Summarizer condenses a span of history.
 type Summarizer interface {
 	// Summarize returns a summary of msgs (derived messages, as JSON).
+	// They are the session's history itself: read them, never modify them.
 	Summarize(ctx context.Context, msgs [][]byte) (Summary, error)
 }
 

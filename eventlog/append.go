@@ -227,15 +227,29 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 		return err
 	}
 
-	// Records: one buffer, one slice per event; the new head.
-	buf := make([]byte, 0, size)
+	// Records: one buffer for the small ones, sized for them
+	// uncompressed, one slice per event; a large payload's record gets a
+	// buffer of its own, of its compressed size, rather than room for the
+	// whole payload beside the payload and its views. Then the new head.
+	small := 0
+	for i := range decoded {
+		if n := len(decoded[i].Raw); n < ownRecord {
+			small += n + 5
+		}
+	}
+	buf := make([]byte, 0, small)
 	recs := make([][]byte, len(decoded))
 	head := st.head
 	ch := newChainer(head.Chain)
 	for i := range decoded {
-		start := len(buf)
-		buf = codec.EncodeEventRecord(buf, decoded[i].Raw)
-		recs[i] = buf[start:len(buf):len(buf)]
+		if raw := decoded[i].Raw; len(raw) >= ownRecord {
+			recs[i] = codec.EncodeEventRecord(nil, raw)
+		} else {
+			start := len(buf)
+			buf = codec.EncodeEventRecord(buf, raw)
+			recs[i] = buf[start:len(buf):len(buf)]
+		}
+		head.StoredBytes += int64(len(recs[i]))
 		ch.add(decoded[i].Raw)
 		if decoded[i].Type == codec.TypeTurnStart {
 			head.Turns++
@@ -245,12 +259,11 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 		// Compressed records took far less than the room sized for
 		// them; the unapplied tail holds them until the applier has run,
 		// and counts their length, not this room: keep only the bytes.
-		buf = shrinkRecords(buf, recs)
+		shrinkRecords(buf, recs, func(i int) bool { return len(decoded[i].Raw) < ownRecord })
 	}
 	head.Next += int64(len(decoded))
 	head.LastTime = decoded[len(decoded)-1].Time
 	head.Chain = ch.c
-	head.StoredBytes += int64(len(buf))
 	headRec, err := encodeEngineRecord(fromHead(&head))
 	if err != nil {
 		l.cache.Remove(session)
@@ -360,14 +373,21 @@ func (l *Log) state(ctx context.Context, session string) (*sessionState, error) 
 	return st, nil
 }
 
-// shrinkRecords copies the records in buf, which recs slice, into a
-// buffer of their exact size, and points recs at the copy.
-func shrinkRecords(buf []byte, recs [][]byte) []byte {
+// shrinkRecords copies the records in buf (those recs[i] for which
+// inBuf(i)) into a buffer of their exact size, and points recs at the
+// copy.
+func shrinkRecords(buf []byte, recs [][]byte, inBuf func(i int) bool) {
 	exact := make([]byte, 0, len(buf))
 	for i, r := range recs {
+		if !inBuf(i) {
+			continue
+		}
 		start := len(exact)
 		exact = append(exact, r...)
 		recs[i] = exact[start:len(exact):len(exact)]
 	}
-	return exact
 }
+
+// ownRecord is the payload size from which an appended event's record
+// gets a buffer of its own.
+const ownRecord = 64 << 10

@@ -39,6 +39,10 @@ const (
 	maxBatchBytes = 64 << 20
 )
 
+// maxWALBuf is the largest encoding buffer the committer keeps for the
+// next entry (as the write-ahead log keeps its frame buffer).
+const maxWALBuf = 1 << 20
+
 // commitReq is one caller's share of a group commit.
 type commitReq struct {
 	// check verifies the request against the store; it must not write.
@@ -185,6 +189,9 @@ func (l *Log) runBatch(batch []*commitReq, errs []error) []error {
 	}
 	l.commits.Add(1)
 	lsn, err := l.wal.Append(l.walBuf)
+	if cap(l.walBuf) > maxWALBuf {
+		l.walBuf = nil // a long answer's entry is not kept after it is written
+	}
 	if err == nil {
 		err = l.applyFailed()
 	}

@@ -54,3 +54,74 @@ func TestAppendHoldsRecordsOnly(t *testing.T) {
 	}
 	runtime.KeepAlive(evs)
 }
+
+// TestAppendLargeEventRoom (issue 19 item 7): the record of a long
+// answer's payload is built in a buffer of its compressed size. Sized
+// for the payload, the records' buffer put one more copy of the answer
+// in memory, beside the payload, its views and the compressor's scratch,
+// at the moment the process holds the most of it.
+func TestAppendLargeEventRoom(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "s.db"), &Options{Unvalidated: true, NoSync: true,
+		WAL: WALOptions{ApplyInterval: 1 << 40}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	if err := l.Create(ctx, codec.NewSessionHeader("s", 1, "", "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	var o codec.Object
+	o.Str("text", strings.Repeat("compressible ", 1<<20))
+	ev, err := codec.NewEvent("x/opaque", 0, 1, o.Bytes(), codec.SurfaceOp{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := l.Append(ctx, "s", []codec.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	// The compressor's scratch takes a little more than the payload;
+	// the records, the log's entry and its frame a fraction of it.
+	allocated := after.TotalAlloc - before.TotalAlloc
+	if limit := uint64(len(ev.Raw)) * 3 / 2; allocated > limit {
+		t.Errorf("an append of a %d byte event allocated %d bytes (want at most %d)", len(ev.Raw), allocated, limit)
+	}
+}
+
+// TestLargeEntryBufferNotKept (issue 19 item 7): the committer's encoding
+// buffer is not kept at the size of a long answer's entry once that is
+// written; it held a compressed copy of the answer for the store's life.
+func TestLargeEntryBufferNotKept(t *testing.T) {
+	l, err := Open(filepath.Join(t.TempDir(), "s.db"), &Options{Unvalidated: true, NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx := context.Background()
+	if err := l.Create(ctx, codec.NewSessionHeader("s", 1, "", "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	text := make([]byte, 4<<20) // letters that do not compress much
+	x := uint64(1)
+	for i := range text {
+		x = x*6364136223846793005 + 1442695040888963407
+		text[i] = 'a' + byte(x>>58)%26
+	}
+	var o codec.Object
+	o.Str("text", string(text))
+	ev, err := codec.NewEvent("x/opaque", 0, 1, o.Bytes(), codec.SurfaceOp{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(ctx, "s", []codec.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+	// Append's result came from the committer after it wrote the entry.
+	if kept := cap(l.walBuf); kept > maxWALBuf {
+		t.Errorf("the committer keeps a %d byte buffer after a %d byte event", kept, len(ev.Raw))
+	}
+}

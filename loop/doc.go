@@ -23,7 +23,8 @@
 // committed before each request is sent, after each assistant message,
 // before each tool runs and after each result, and at turn end, so nothing
 // acknowledged to the host is lost in a crash. A long answer's chunks are
-// committed ahead of its assistant/message in 1 MiB groups, so that memory
+// committed ahead of its assistant/message in groups of about 1 MiB of
+// memory (a chunk's stored bytes and 256 for its event), so that memory
 // holds the blocks being built rather than the stream. Opening a session
 // whose last turn is still open appends the crash closers first. A cancellation of
 // Send's context never cuts a write short; Options.StoreTimeout bounds each

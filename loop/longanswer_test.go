@@ -3,6 +3,7 @@ package loop_test
 import (
 	"context"
 	"io"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -50,12 +51,16 @@ func (s *longStream) Close() error { return nil }
 // assistant/message: the groups committed ahead of it.
 type countingStore struct {
 	loop.Store
-	ahead atomic.Int32
+	ahead   atomic.Int32
+	largest atomic.Int32 // the most events in one group
 }
 
 func (s *countingStore) Append(ctx context.Context, id string, evs []codec.Event) error {
 	if evs[0].Type == codec.TypeAssistantChunk && evs[len(evs)-1].Type == codec.TypeAssistantChunk {
 		s.ahead.Add(1)
+		if n := int32(len(evs)); n > s.largest.Load() {
+			s.largest.Store(n)
+		}
 	}
 	return s.Store.Append(ctx, id, evs)
 }
@@ -93,4 +98,59 @@ func TestLongAnswerCommittedInGroups(t *testing.T) {
 		t.Fatal("the assistant message is not the concatenation of the deltas")
 	}
 	checkTheorem(t, h.store, "s", nil)
+}
+
+// TestLongAnswerSmallChunksGrouped (issue 19 item 7): a group is bounded
+// by the memory its chunks take, not by their stored bytes alone. A model
+// that streams a word per event sends tens of thousands of events per MiB
+// of chunk bytes, and each holds an event and its view in the loop and
+// another in the store while the group commits: 1 MiB of chunk bytes
+// held 7 MiB at once.
+func TestLongAnswerSmallChunksGrouped(t *testing.T) {
+	h := newHarness(t)
+	cs := &countingStore{Store: h.store}
+	const n = 65536
+	l, err := loop.Create(context.Background(), cs, "s", loop.Options{Provider: longAnswer{n, "word "}, Host: h.host,
+		Now: func() float64 { return 7 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := l.Send(context.Background(), loop.Text("go"), loop.User)
+	if err != nil || out.Reason != "completed" {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	if got := cs.largest.Load(); got > 4096 {
+		t.Errorf("a group of %d chunks was held before its commit; want at most 4096 (1 MiB at 256 bytes each)", got)
+	}
+	checkTheorem(t, h.store, "s", nil)
+}
+
+// TestLongAnswerHistoryOnce (issue 19 item 7): the loop's record of its
+// history (the fold it builds requests from, and the compaction gate's
+// view of it) holds a long answer's text once: each projected the
+// message, and a 16 MiB answer stayed in memory twice after its turn.
+func TestLongAnswerHistoryOnce(t *testing.T) {
+	h := newHarness(t)
+	const n, piece = 4096, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" +
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	const size = n * len(piece) * 32
+	l, err := loop.Create(context.Background(), h.store, "s", loop.Options{Provider: longAnswer{n, strings.Repeat(piece, 32)},
+		Host: h.host, Now: func() float64 { return 7 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	out, err := l.Send(context.Background(), loop.Text("go"), loop.User)
+	if err != nil || out.Reason != "completed" {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if kept := int64(after.HeapAlloc) - int64(before.HeapAlloc); kept > int64(size)*3/2 {
+		t.Errorf("after a %d MiB answer the heap holds %d MiB more; want its text once and a half at most", size>>20, kept>>20)
+	}
+	runtime.KeepAlive(l)
 }

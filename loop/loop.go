@@ -207,13 +207,22 @@ func (l *Loop) absorb(ev *codec.Event) error {
 	}
 	switch ev.Op.Kind {
 	case codec.OpAppend:
-		n := compact.NodeOf(l.est, ev, rebuild.Project(ev))
+		n := compact.NodeOf(l.est, ev, l.message(ev))
 		l.nodes = append(l.nodes, n)
 		l.tokens += n.Tokens
 	case codec.OpReplace:
 		l.replaceNodes(ev)
 	}
 	return nil
+}
+
+// message is the derived message of ev, just folded: the fold's own
+// bytes, so that the history holds a long answer once, not twice.
+func (l *Loop) message(ev *codec.Event) []byte {
+	if msg, ok := l.own.Fold().Message(ev.Seq); ok {
+		return msg
+	}
+	return rebuild.Project(ev)
 }
 
 // replaceNodes mirrors a replace on the gate's view of the surface. The
@@ -231,7 +240,7 @@ func (l *Loop) replaceNodes(ev *codec.Event) {
 	if ps < 0 || pe < ps {
 		return
 	}
-	n := compact.NodeOf(l.est, ev, rebuild.Project(ev))
+	n := compact.NodeOf(l.est, ev, l.message(ev))
 	nodes := make([]compact.Node, 0, len(l.nodes)-(pe-ps))
 	nodes = append(append(append(nodes, l.nodes[:ps]...), n), l.nodes[pe+1:]...)
 	l.nodes, l.tokens = nodes, 0

@@ -213,10 +213,16 @@ func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*
 	return nil, nil
 }
 
-// spillBytes is how many bytes of stored chunks the loop holds before it
-// commits them ahead of the assistant message (SPEC §7: a long answer's
-// chunks are committed in groups).
+// spillBytes is how much memory the loop's uncommitted chunks may take
+// before it commits them ahead of the assistant message (SPEC §7: a long
+// answer's chunks are committed in groups).
 const spillBytes = 1 << 20
+
+// chunkCost is what an uncommitted chunk takes beyond its stored bytes:
+// its event (envelope, payload, typed view) in the batch, and the store's
+// own decoded copy while it commits. A model that streams a few words
+// per event sends tens of thousands of them per MiB of chunk bytes.
+const chunkCost = 256
 
 // call is a tool call of the assistant message.
 type call struct{ id, name, args string }
@@ -285,7 +291,7 @@ func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error
 		}
 		n++
 		asm.add(&c, stored)
-		if held += len(stored); held >= spillBytes && b.err == nil {
+		if held += len(stored) + chunkCost; held >= spillBytes && b.err == nil {
 			// A long answer's chunks are committed as they come, in groups:
 			// memory holds the blocks being built, not the whole stream.
 			if err := b.commit(ctx); err != nil {

@@ -219,9 +219,9 @@ func blockOf(chunk []byte) []byte {
 	return nil
 }
 
-// content returns the assembled content array in storage form: each
+// content returns the assembled content blocks in storage form: each
 // block's block-end value, else the block built from its deltas.
-func (a *assembler) content() []byte {
+func (a *assembler) content() [][]byte {
 	var blocks [][]byte
 	for _, i := range a.order {
 		p := a.blocks[i]
@@ -230,6 +230,7 @@ func (a *assembler) content() []byte {
 			continue
 		}
 		var o codec.Object
+		o.Grow(64 + len(p.id) + len(p.name) + p.text.Len() + p.args.Len())
 		switch p.typ {
 		case codec.BlockText, codec.BlockReasoning:
 			o.Str("type", p.typ).Str("text", p.text.String())
@@ -240,14 +241,20 @@ func (a *assembler) content() []byte {
 		}
 		blocks = append(blocks, o.Bytes())
 	}
-	return codec.Array(blocks...)
+	return blocks
 }
 
 // message builds assistant/message data: content, provenance when the
 // config names a provider, usage when the stream reported it.
 func (a *assembler) message(turn, step int64, cfg header.Config) []byte {
+	blocks := a.content()
+	size := 128 + len(cfg.Provider) + len(cfg.Model) + len(a.replay)
+	for _, b := range blocks {
+		size += len(b)
+	}
 	var o codec.Object
-	o.Int("turn", turn).Int("step", step).Value("content", a.content())
+	o.Grow(size) // a long answer's blocks are copied once, into place
+	o.Int("turn", turn).Int("step", step).Array("content", blocks...)
 	if cfg.HasProvider {
 		var p codec.Object
 		p.Str("provider", cfg.Provider).Str("model", cfg.Model)

@@ -7,7 +7,9 @@
 //
 //   - Fold checks every rule that needs the log so far (seq order, the
 //     surface and its replaces, the header fold) and keeps the surface and
-//     the header in force. The store validates appends and imports with it,
+//     the header in force; a fold that derives messages hands out each
+//     surface node's (Message), for a caller to share rather than project
+//     again. The store validates appends and imports with it,
 //     so a log the store accepts is a log that rebuilds.
 //   - Builder folds events one at a time and yields each step's request and
 //     digest, in time linear in the log.

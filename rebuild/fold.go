@@ -58,6 +58,20 @@ func (f *Fold) Surface() []int64 {
 	return out
 }
 
+// Message returns the derived message of the surface node seq (nil when
+// it projects to nothing, or when the fold does not derive messages) and
+// whether seq is on the surface. The bytes are the fold's own: callers
+// that keep a node's message share them instead of projecting it again,
+// and never modify them. The newest nodes are found first.
+func (f *Fold) Message(seq int64) ([]byte, bool) {
+	for i := len(f.surface) - 1; i >= 0; i-- {
+		if f.surface[i].seq == seq {
+			return f.surface[i].msg, true
+		}
+	}
+	return nil, false
+}
+
 // Validate checks ev and folds it; it is Add under the name the store's
 // Validator interface uses.
 func (f *Fold) Validate(ev *codec.Event) error { return f.Add(ev) }
