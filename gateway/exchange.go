@@ -167,6 +167,13 @@ var (
 	errClient   = errors.New("gateway: the client went away")
 )
 
+// clientDrain is how long an answer is read on after its client went
+// away: a client that hangs up once it has what it needs (Codex closes
+// the connection at response.completed, before the body's end reaches the
+// gateway) leaves an answer that is whole, and is recorded whole; an
+// answer still streaming past it is cancelled and recorded cut "client".
+const clientDrain = 2 * time.Second
+
 // bufPool holds the copy buffers of answers.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
@@ -174,10 +181,19 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }
 // recording it when x is a recorded exchange (x.sess set). body is x's
 // body when it was read, else the request's body streams through.
 func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, up *Upstream, path string, x *exchange) {
-	ctx, cancel := context.WithCancelCause(r.Context())
+	// The upstream's context outlives the client's by clientDrain: see
+	// there. drain starts that grace once (the client's context ended, or
+	// a write to it failed).
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(r.Context()))
 	defer cancel(nil)
 	stopWatch := context.AfterFunc(g.stop, func() { cancel(errShutdown) })
 	defer stopWatch()
+	var drainOnce sync.Once
+	drain := func() {
+		drainOnce.Do(func() { time.AfterFunc(clientDrain, func() { cancel(errClient) }) })
+	}
+	clientWatch := context.AfterFunc(r.Context(), drain)
+	defer clientWatch()
 	timer := time.AfterFunc(g.opts.FirstByteTimeout, func() { cancel(errIdle) })
 	defer timer.Stop()
 
@@ -260,14 +276,14 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, up *Upstream, 
 					clientGone = true
 				}
 				if clientGone {
-					cancel(errClient)
+					drain()
 				}
 			}
 		}
-		if rerr == io.EOF && !clientGone {
-			break
+		if rerr == io.EOF {
+			break // the answer is whole, whether its client read it all or not
 		}
-		if rerr != nil || clientGone {
+		if rerr != nil {
 			cut = g.cause(ctx, r, clientGone)
 			break
 		}

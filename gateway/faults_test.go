@@ -158,6 +158,37 @@ func TestGatewayClientGone(t *testing.T) {
 	}
 }
 
+// TestGatewayClientLeavesAtEnd: a client that hangs up once it has read
+// the answer's last event, before the body's end reaches the gateway (as
+// Codex does at response.completed), leaves an answer recorded whole, not
+// cut: the gateway reads on for a grace after its client went away.
+func TestGatewayClientLeavesAtEnd(t *testing.T) {
+	const answer = "data: {\"i\":1}\n\ndata: [DONE]\n\n"
+	up := newUpstream(t, nil)
+	up.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		io.WriteString(w, answer)
+		w.(http.Flusher).Flush()
+		time.Sleep(300 * time.Millisecond) // the body's end comes late
+		return true
+	}
+	r := newRig(t, gateway.Options{}, up)
+	resp, err := http.Post(r.srv.URL+"/v1/chat/completions", "application/json", bytes.NewReader([]byte(`{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, len(answer))
+	if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != answer {
+		t.Fatalf("read %q, %v", buf, err)
+	}
+	resp.Body.Close() // at [DONE], before the body's end
+	_, x := r.only(t)
+	if x.Response.Cut != "" || x.Response.Size != int64(len(answer)) {
+		t.Errorf("cut %q size %d, want whole and %d", x.Response.Cut, x.Response.Size, len(answer))
+	}
+}
+
 // TestGatewayIdleTimeout: an upstream silent past the idle bound is cut
 // "timeout", and the client sees the cut.
 func TestGatewayIdleTimeout(t *testing.T) {
