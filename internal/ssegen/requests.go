@@ -27,8 +27,8 @@ func Text(seed uint64, n int) string {
 // request, and a one-block message turns back into a plain string when the
 // marker leaves it.
 func ClaudeRequests(n int) [][]byte {
-	fixed := `"system":[{"type":"text","text":"` + Text(10, 12<<10) + `","cache_control":{"type":"ephemeral"}}],` +
-		`"tools":[{"name":"Bash","description":"` + Text(11, 31<<10) + `","input_schema":{"type":"object"}}],` +
+	fixed := `"system":[{"type":"text","text":` + strconv.Quote(Text(10, 12<<10)) + `,"cache_control":{"type":"ephemeral"}}],` +
+		`"tools":[{"name":"Bash","description":` + strconv.Quote(Text(11, 31<<10)) + `,"input_schema":{"type":"object"}}],` +
 		`"metadata":{"user_id":"u1"},"thinking":{"type":"enabled","budget_tokens":1024},"stream":true}`
 	var msgs []string
 	var bodies [][]byte
@@ -51,8 +51,9 @@ func ClaudeRequests(n int) [][]byte {
 // that only grows, then a client_metadata map whose keys come in another
 // order each time.
 func CodexRequests(n int) [][]byte {
-	input := []string{`{"type":"additional_tools","tools":"` + Text(20, 18<<10) + `"}`,
-		`{"type":"message","role":"developer","content":"` + Text(21, 20<<10) + `"}`}
+	input := []string{`{"type":"additional_tools","tools":[{"type":"function","name":"exec_command","description":` +
+		strconv.Quote(Text(20, 18<<10)) + `,"parameters":{"type":"object"}}]}`,
+		`{"type":"message","role":"developer","content":` + strconv.Quote(Text(21, 20<<10)) + `}`}
 	keys := []string{`"a":"1"`, `"b":"2"`, `"c":"3"`, `"d":"4"`, `"e":"5"`}
 	var bodies [][]byte
 	for i := range n {
