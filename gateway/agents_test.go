@@ -16,10 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/gateway"
 	"github.com/sessionlog/sessionlog/internal/agenttest"
 	"github.com/sessionlog/sessionlog/verify"
+	"github.com/sessionlog/sessionlog/wire/recorded"
 )
 
 // tap is a handler that records what passes through it: per request, in
@@ -321,6 +323,7 @@ func checkRecorded(t *testing.T, st eventlog.Store, runs []*agentRun) {
 		if len(probs) > 0 {
 			t.Errorf("session %s: %v", id, probs)
 		}
+		cacheAudit(t, st, h, s)
 		line, err := h.Header.AppendJSON(nil)
 		if err != nil {
 			t.Fatal(err)
@@ -491,5 +494,40 @@ func checkNoKey(t *testing.T, dir string, exported []byte) {
 	})
 	if err != nil || files == 0 {
 		t.Errorf("walking the store's files: %v, %d files", err, files)
+	}
+}
+
+// cacheAudit logs the cache audit (SPEC §15.4) of a recorded session, as
+// logtool cache prints it, and checks that every exchange of a recorded
+// API has its row, the first a first or a new lane.
+func cacheAudit(t *testing.T, st eventlog.Store, h eventlog.Head, s *recorded.Session) {
+	t.Helper()
+	var rows []audit.CacheRow
+	tot, err := audit.Cache(context.Background(), st.(audit.Store), h, audit.Window{}, func(r audit.CacheRow) error {
+		rows = append(rows, r)
+		return nil
+	})
+	if err != nil {
+		t.Errorf("cache audit of %s: %v", h.Header.ID, err)
+		return
+	}
+	mapped := 0
+	for _, x := range s.Exchanges() {
+		if x.Request.API != "other" {
+			mapped++
+		}
+	}
+	if len(rows) != mapped {
+		t.Errorf("cache audit of %s: %d rows for %d recorded exchanges", h.Header.ID, len(rows), mapped)
+	}
+	for i, r := range rows {
+		if i == 0 && r.Reason != "first" && r.Reason != "new-lane" {
+			t.Errorf("cache audit of %s: the first row's reason is %q", h.Header.ID, r.Reason)
+		}
+		t.Logf("  cache %s #%d step %d.%d: %d bytes, %d reusable, reason %s (offset %d, index %d), cache read %.0f of %.0f input",
+			h.Header.ID, r.Exchange, r.Turn, r.Step, r.Bytes, r.Reusable, r.Reason, r.Offset, r.Index, r.CacheRead, r.InputTokens)
+	}
+	if len(rows) > 0 {
+		t.Logf("  cache %s total: %d of %d bytes reusable; cache reads %.0f of %.0f input tokens", h.Header.ID, tot.Reusable, tot.Bytes, tot.CacheRead, tot.Input)
 	}
 }
