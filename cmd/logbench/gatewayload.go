@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -50,13 +51,20 @@ const gatewayChildEnv = "LOGBENCH_GATEWAY_SERVE"
 // upstream and through the gateway over a durable store.
 type gatewayLoad struct {
 	clients, exchanges int
+	// pace is each client's mean wait between its exchanges (an agent
+	// waits for its model and runs tools), drawn from pace/2 to 3/2·pace
+	// so that the clients do not go in step; 0: the next at once.
+	pace time.Duration
 	// first-byte latencies, direct and through the gateway.
-	direct, through     []time.Duration
-	directRate, rate    float64 // exchanges per second
-	appends             []time.Duration
-	commits, writes     int64 // group commits (one fdatasync each) and the appends they took
-	elapsed             time.Duration
-	directTook          time.Duration
+	direct, through  []time.Duration
+	directRate, rate float64 // exchanges per second
+	appends          []time.Duration
+	commits, writes  int64 // group commits (one fdatasync each) and the appends they took
+	elapsed          time.Duration
+	directTook       time.Duration
+	// cpu and directCPU are the process's CPU time (clients, gateway and
+	// upstream alike) per exchange.
+	cpu, directCPU      time.Duration
 	answerBytes, bodyKB float64
 }
 
@@ -75,7 +83,7 @@ type gatewayMem struct {
 // gatewayLoadReport is the gateway section's latency, throughput and
 // memory (issue 20).
 type gatewayLoadReport struct {
-	loads []gatewayLoad // 1 client, then gatewayClients
+	loads []gatewayLoad // 1 client, gatewayClients, gatewayClients paced
 	// fsync is the latency of a 4 KiB write and fdatasync of a file in
 	// the same directory, one writer: the disk's floor.
 	fsync []time.Duration
@@ -120,10 +128,14 @@ func (t *timedStore) take() []time.Duration {
 // answer through it. -quick shrinks every size.
 func measureGatewayLoad(ctx context.Context, c config, work string, p progress) (*gatewayLoadReport, error) {
 	r := &gatewayLoadReport{}
-	runs := []struct{ clients, each int }{{1, 200}, {gatewayClients, 30}}
+	type loadRun struct {
+		clients, each int
+		pace          time.Duration
+	}
+	runs := []loadRun{{1, 200, 0}, {gatewayClients, 30, 0}, {gatewayClients, 20, 250 * time.Millisecond}}
 	mem := gatewayMem{clients: gatewayClients, mib: gatewayAnswerMiB}
 	if c.quick {
-		runs = []struct{ clients, each int }{{1, 4}, {4, 2}}
+		runs = []loadRun{{1, 4, 0}, {4, 2, 0}, {4, 2, time.Millisecond}}
 		mem.clients, mem.mib = 2, 1
 	}
 	bodies := ssegen.ClaudeRequests(20)
@@ -159,28 +171,32 @@ func measureGatewayLoad(ctx context.Context, c config, work string, p progress) 
 	defer hs.Close()
 	through := "http://" + ln.Addr().String()
 	for _, run := range runs {
-		l := gatewayLoad{clients: run.clients, exchanges: run.clients * run.each, answerBytes: float64(len(answer))}
+		l := gatewayLoad{clients: run.clients, exchanges: run.clients * run.each, pace: run.pace, answerBytes: float64(len(answer))}
 		for _, b := range bodies {
 			l.bodyKB += float64(len(b)) / 1000 / float64(len(bodies))
 		}
-		if l.direct, l.directTook, err = postLoad(ctx, up.URL, "direct", bodies, run.clients, run.each); err != nil {
+		cpu0 := processCPU()
+		if l.direct, l.directTook, err = postLoad(ctx, up.URL, "direct", bodies, run.clients, run.each, run.pace); err != nil {
 			return nil, errors.Wrap(err, "logbench: straight to the upstream")
 		}
 		ts.take()
 		tx0, w0 := st.CommitStats()
-		if l.through, l.elapsed, err = postLoad(ctx, through, "gateway", bodies, run.clients, run.each); err != nil {
+		cpu1 := processCPU()
+		if l.through, l.elapsed, err = postLoad(ctx, through, "gateway", bodies, run.clients, run.each, run.pace); err != nil {
 			return nil, errors.Wrap(err, "logbench: through the gateway")
 		}
 		gw.Wait()
 		tx1, w1 := st.CommitStats()
+		cpu2 := processCPU()
+		l.directCPU, l.cpu = (cpu1-cpu0)/time.Duration(l.exchanges), (cpu2-cpu1)/time.Duration(l.exchanges)
 		l.commits, l.writes, l.appends = tx1-tx0, w1-w0, ts.take()
 		l.directRate = float64(l.exchanges) / l.directTook.Seconds()
 		l.rate = float64(l.exchanges) / l.elapsed.Seconds()
-		p.printf("  %d clients, %d exchanges: first byte p50 %s direct, %s through the gateway; p99 %s, %s; %s and %s exchanges/s; "+
-			"request appends p50 %s p99 %s; %d log commits (%s/s, %s appends each)", l.clients, l.exchanges,
+		p.printf("  %s, %d exchanges: first byte p50 %s direct, %s through the gateway; p99 %s, %s; %s and %s exchanges/s; "+
+			"request appends p50 %s p99 %s; %d log commits (%s/s, %s appends each); CPU per exchange %s direct, %s through the gateway", l.name(), l.exchanges,
 			dur(percentile(l.direct, 50)), dur(percentile(l.through, 50)), dur(percentile(l.direct, 99)), dur(percentile(l.through, 99)),
 			num(l.directRate), num(l.rate), dur(percentile(l.appends, 50)), dur(percentile(l.appends, 99)),
-			l.commits, num(float64(l.commits)/l.elapsed.Seconds()), num(float64(l.writes)/float64(max(l.commits, 1))))
+			l.commits, num(float64(l.commits)/l.elapsed.Seconds()), num(float64(l.writes)/float64(max(l.commits, 1))), dur(l.directCPU), dur(l.cpu))
 		r.loads = append(r.loads, l)
 	}
 	fsyncTime := 2 * time.Second
@@ -203,10 +219,24 @@ func measureGatewayLoad(ctx context.Context, c config, work string, p progress) 
 	return r, nil
 }
 
+// name says how many clients ran and how.
+func (l gatewayLoad) name() string {
+	s := strconv.Itoa(l.clients) + " client"
+	if l.clients > 1 {
+		s += "s"
+	}
+	if l.pace > 0 {
+		s += ", each waiting " + dur(l.pace/2) + "–" + dur(l.pace*3/2) + " between exchanges"
+	}
+	return s
+}
+
 // postLoad has clients post bodies to base (each client its own agent
-// session, each exchange read to its end), each times, all at once, and
-// returns the time to each answer's first byte and the time it all took.
-func postLoad(ctx context.Context, base, name string, bodies [][]byte, clients, each int) ([]time.Duration, time.Duration, error) {
+// session, each exchange read to its end, then pace/2 to 3/2·pace
+// waited), each times,
+// all at once, and returns the time to each answer's first byte and the
+// time it all took.
+func postLoad(ctx context.Context, base, name string, bodies [][]byte, clients, each int, pace time.Duration) ([]time.Duration, time.Duration, error) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}}
 	defer client.CloseIdleConnections()
 	ds := make([][]time.Duration, clients)
@@ -242,6 +272,9 @@ func postLoad(ctx context.Context, base, name string, bodies [][]byte, clients, 
 					return
 				}
 				ds[c] = append(ds[c], d)
+				if pace > 0 && i < each-1 {
+					time.Sleep(pace/2 + rand.N(pace))
+				}
 			}
 		}()
 	}
@@ -397,16 +430,19 @@ func (r *report) writeGatewayLoad(b *strings.Builder) {
 		"store (every append fdatasynced before it is acknowledged; the request's before it is forwarded). \"first\n"+
 		"byte\" is from the request's start to its answer's first byte; \"request append\" is the gateway's log-first\n"+
 		"append of a request (its new chunks and its wire/request), taken around the store's Append; \"log commits\"\n"+
-		"are the store's group commits (one write-ahead log record and one fdatasync each). A 4 KiB write and\n"+
+		"are the store's group commits (one write-ahead log record and one fdatasync each); \"CPU per exchange\"\n"+
+		"is the process's CPU time (clients, gateway and upstream alike) over the exchanges. A 4 KiB write and\n"+
 		"fdatasync of a file beside the store, one writer, took p50 %s, p99 %s: the disk's floor.\n\n",
 		num(l.bodyKB), num(l.answerBytes), dur(percentile(g.fsync, 50)), dur(percentile(g.fsync, 99)))
 	t := newTable("clients", "exchanges", "first byte p50 direct", "p50 gateway", "p99 direct", "p99 gateway",
-		"exchanges/s direct", "exchanges/s gateway", "request append p50", "request append p99", "log commits/s", "appends per commit")
+		"exchanges/s direct", "exchanges/s gateway", "request append p50", "request append p99", "log commits/s", "appends per commit",
+		"CPU per exchange direct", "CPU per exchange gateway")
+	t.align[0] = false
 	for _, l := range g.loads {
-		t.add(strconv.Itoa(l.clients), strconv.Itoa(l.exchanges),
+		t.add(l.name(), strconv.Itoa(l.exchanges),
 			dur(percentile(l.direct, 50)), dur(percentile(l.through, 50)), dur(percentile(l.direct, 99)), dur(percentile(l.through, 99)),
 			num(l.directRate), num(l.rate), dur(percentile(l.appends, 50)), dur(percentile(l.appends, 99)),
-			num(float64(l.commits)/l.elapsed.Seconds()), num(float64(l.writes)/float64(max(l.commits, 1))))
+			num(float64(l.commits)/l.elapsed.Seconds()), num(float64(l.writes)/float64(max(l.commits, 1))), dur(l.directCPU), dur(l.cpu))
 	}
 	t.write(b)
 	m := g.mem
@@ -426,18 +462,18 @@ func (r *report) gatewayTargetRows(t *table, verdict func(bool) string, missing 
 	g := r.gatewayLoad
 	if g == nil || len(g.loads) < 2 {
 		for _, n := range []int{1, gatewayClients} {
-			missing(fmt.Sprintf("added time to the first answer byte through the gateway, %d client(s), log-first fsync included (issue 20)", n), addedTarget)
+			missing(fmt.Sprintf("added time to the first answer byte through the gateway, %s, log-first fsync included (issue 20)", gatewayLoad{clients: n}.name()), addedTarget)
 		}
 		missing(fmt.Sprintf("exchanges per second through the gateway, %d clients, 50 KB bodies, short streamed answers (issue 20)", gatewayClients), rateTarget)
 		missing(fmt.Sprintf("gateway resident memory, %d clients each streaming a %d MiB answer (issue 20)", gatewayClients, gatewayAnswerMiB), memTarget)
 		return
 	}
-	for _, l := range g.loads {
+	for _, l := range g.loads[:2] { // the third is paced: the section shows it
 		a50, a99 := l.added(50), l.added(99)
-		t.add(fmt.Sprintf("added time to the first answer byte through the gateway, %d client(s), log-first fsync included (issue 20)", l.clients),
+		t.add(fmt.Sprintf("added time to the first answer byte through the gateway, %s, log-first fsync included (issue 20)", l.name()),
 			addedTarget, "p50 "+signed(a50)+", p99 "+signed(a99), verdict(a50 <= gatewayAddedP50 && a99 <= gatewayAddedP99))
 	}
-	l := g.loads[len(g.loads)-1]
+	l := g.loads[1]
 	t.add(fmt.Sprintf("exchanges per second through the gateway, %d clients, %s KB bodies, short streamed answers (issue 20)", l.clients, num(l.bodyKB)),
 		rateTarget, num(l.rate)+"/s", verdict(l.rate >= gatewayRate))
 	t.add(fmt.Sprintf("gateway resident memory, %d clients each streaming a %d MiB answer (issue 20)", g.mem.clients, g.mem.mib),
