@@ -40,9 +40,9 @@
 // and the last with its wire/response when it ends, whole or cut (by the
 // client, the upstream, a timeout or a shutdown). An answer is never held
 // whole: an exchange holds its unfinished piece and the runs of seqs that
-// name its pieces. (logtool gateway also sets a soft memory limit of 160
-// MiB: 64 clients streaming 20 MB answers each peaked at 214–219 MB
-// resident, 332 MB without it.) The events (package wire/recorded defines them):
+// name its pieces. (MemoryLimit is the soft memory limit, 160 MiB, that
+// logtool gateway sets: 64 clients streaming 20 MB answers each peaked at
+// 214–219 MB resident, 332 MB without it.) The events (package wire/recorded defines them):
 //
 //	session gw-<16 hex>   header: {"gateway":{"upstream":NAME,"agentSession":ID,"from":HEADER,"api":API,"root":ROOT}}
 //	│                             (or {"upstream":NAME,"run":RUN,…} without an agent id)

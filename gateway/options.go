@@ -26,6 +26,13 @@ const (
 	// DefaultIdleTimeout bounds the silence between two reads of an
 	// answer: a reasoning model may think for minutes between events.
 	DefaultIdleTimeout = 5 * time.Minute
+	// MemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
+	// a process running the gateway is meant to run under, as logtool
+	// gateway does: many answers streaming at once make garbage fast, and
+	// the collector keeps the heap near what is live (64 clients
+	// streaming 20 MB answers each keep about 120 MB) instead of letting
+	// it double. A library sets nothing global: the command sets it.
+	MemoryLimit = 160 << 20
 )
 
 // Upstream is a model provider the gateway forwards to.

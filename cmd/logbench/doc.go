@@ -38,7 +38,14 @@
 //     session shaped like Claude Code's and one like Codex's through an
 //     in-process gateway, each step answered with the API's own stream:
 //     the store's StoredBytes ÷ the bytes sent and answered, against
-//     issue 20's 0.08.
+//     issue 20's 0.08; and the gateway under load (same section): the
+//     time to the first answer byte and exchanges per second with 1
+//     client, 64 at once, and 64 pausing between exchanges, straight to a
+//     local upstream and through a gateway over a durable store, with the
+//     gateway's request-append latency, the store's commits and the CPU
+//     per exchange; and the resident memory of a gateway process of its
+//     own (logbench running it as logtool gateway does) while 64 clients
+//     each stream a 20 MB answer.
 //
 // Usage:
 //

@@ -12,11 +12,12 @@ import (
 	"github.com/sessionlog/sessionlog/internal/corpus"
 )
 
-// TestMain serves the audit UI, as logbench does, when the UI memory
-// section starts this test binary as its server process.
+// TestMain serves the audit UI or the gateway, as logbench does, when
+// the UI or gateway memory section starts this test binary as its server
+// process.
 func TestMain(m *testing.M) {
-	if path := os.Getenv(uiChildEnv); path != "" {
-		if err := serveUIChild(path, os.Stdin, os.Stdout); err != nil {
+	if ok, err := serveChild(os.Stdin, os.Stdout); ok {
+		if err != nil {
 			os.Exit(exitFailure)
 		}
 		os.Exit(exitOK)
@@ -113,7 +114,7 @@ func TestQuick(t *testing.T) {
 
 	secs, order := sections(doc)
 	wantOrder := []string{"Machine", "Summary", "Targets of the write path", "Durable appends", "Opening a store with a write-ahead log to replay", "Verify and the naive rebuild",
-		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Memory while streaming", "Transcript import", "PostgreSQL store", "Audit UI", "Audit UI memory", "Recording gateway storage"}
+		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Memory while streaming", "Transcript import", "PostgreSQL store", "Audit UI", "Audit UI memory", "Recording gateway storage", "Recording gateway under load"}
 	if strings.Join(order, "/") != strings.Join(wantOrder, "/") {
 		t.Fatalf("sections = %q, want %q", order, wantOrder)
 	}
@@ -134,7 +135,7 @@ func TestQuick(t *testing.T) {
 	}{
 		{name: "machine", section: "Machine", rows: 8},
 		{name: "summary", section: "Summary", rows: 19 + corpusRows, ratios: []int{3}, numbers: []int{1, 2}},
-		{name: "targets", section: "Targets of the write path", rows: 11}, // 6 of issue 12, a streaming memory row per renderer and the UI's memory (issue 19), the gateway's storage per agent (issue 20)
+		{name: "targets", section: "Targets of the write path", rows: 15}, // 6 of issue 12, a streaming memory row per renderer and the UI's memory (issue 19), the gateway's storage per agent, first byte (1 and many clients), rate and memory (issue 20)
 		{name: "durable", section: "Durable appends", rows: 3, ratios: []int{3}, numbers: []int{1, 2, 4, 5, 6, 7, 8}},
 		{name: "walopen", section: "Opening a store with a write-ahead log to replay", rows: 2, numbers: []int{1}},
 		{name: "verify", section: "Verify and the naive rebuild", rows: len(quickSizes), numbers: []int{0, 1, 2, 3}},
@@ -145,6 +146,7 @@ func TestQuick(t *testing.T) {
 		{name: "ui", section: "Audit UI", rows: 9, ratios: []int{4}, numbers: []int{1, 2, 3}},
 		{name: "uimem", section: "Audit UI memory", rows: 10, numbers: []int{4}},
 		{name: "gateway", section: "Recording gateway storage", rows: 2, numbers: []int{1, 2, 3, 4, 5, 6, 7}},
+		{name: "gateway load", section: "Recording gateway under load", rows: 3, numbers: []int{1, 6, 7, 10, 11}},
 	}
 	for _, tt := range shapes {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 )
 
 func main() {
-	if path := os.Getenv(uiChildEnv); path != "" { // the server of the UI memory section
-		if err := serveUIChild(path, os.Stdin, os.Stdout); err != nil {
+	if ok, err := serveChild(os.Stdin, os.Stdout); ok { // a server of the UI or gateway memory section
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "logbench: serve: %v\n", err)
 			os.Exit(exitFailure)
 		}

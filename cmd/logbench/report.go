@@ -30,6 +30,8 @@ type report struct {
 	uiMem       *uiMemReport
 	// gateway is the recording gateway's storage (issue 20).
 	gateway []gatewayResult
+	// gatewayLoad is the gateway's latency, throughput and memory.
+	gatewayLoad *gatewayLoadReport
 }
 
 // table is a Markdown table.
@@ -128,6 +130,7 @@ func (r *report) markdown() string {
 	r.writeUI(&b)
 	r.writeUIMemory(&b)
 	r.writeGateway(&b)
+	r.writeGatewayLoad(&b)
 	return b.String()
 }
 

@@ -228,7 +228,13 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		{"wire", "wire", func() (err error) { r.wire, err = measureWire(ctx, c, p); return err }},
 		{"stream", "memory while streaming", func() (err error) { r.streamMem, err = measureStreamMemory(ctx, c, work, p); return err }},
 		{"transcripts", "transcript import", func() (err error) { r.transcripts, err = measureTranscripts(ctx, c, work, p); return err }},
-		{"gateway", "recording gateway storage", func() (err error) { r.gateway, err = measureGateway(ctx, work, p); return err }},
+		{"gateway", "recording gateway", func() (err error) {
+			if r.gateway, err = measureGateway(ctx, work, p); err != nil {
+				return err
+			}
+			r.gatewayLoad, err = measureGatewayLoad(ctx, c, work, p)
+			return err
+		}},
 		{"pg", "PostgreSQL", func() (err error) { r.pg, err = measurePostgres(ctx, c, work, r.sessions, p); return err }},
 	}
 	defer func() {

@@ -88,6 +88,7 @@ func (r *report) writeTargets(b *strings.Builder) {
 		t.add(fmt.Sprintf("stored ÷ (sent + answered), a %d-request session through the gateway shaped like %s's (issue 20)", g.requests, g.agent),
 			fmt.Sprintf("≤ %.2f", gatewayTarget), fmt.Sprintf("%.4f", g.ratio()), verdict(g.ratio() <= gatewayTarget))
 	}
+	r.gatewayTargetRows(t, verdict, missing)
 	t.write(b)
 	if len(r.durable) > 0 || r.walOpen != nil {
 		b.WriteString("Also asked for: Append latency")

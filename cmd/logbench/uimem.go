@@ -185,31 +185,12 @@ func resultSeq(ctx context.Context, st *eventlog.Log) (int64, error) {
 // server's resident memory.
 func serveMeasured(ctx context.Context, self, path, target string, clients, fetches int) (uiMemResult, error) {
 	var res uiMemResult
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, self)
-	cmd.Env = append(os.Environ(), uiChildEnv+"="+path)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	ch, err := startChild(ctx, self, uiChildEnv+"="+path)
 	if err != nil {
 		return res, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return res, err
-	}
-	if err := cmd.Start(); err != nil {
-		return res, errors.Wrap(err, "start the server")
-	}
-	defer func() {
-		in.Close() // the server ends when its stdin does
-		cmd.Wait()
-	}()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return res, errors.Wrap(err, "the server's URL")
-	}
-	base := strings.TrimSpace(line)
+	defer ch.stop()
+	base := ch.url
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	get := func() (int, time.Duration, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+target, nil)
@@ -230,7 +211,7 @@ func serveMeasured(ctx context.Context, self, path, target string, clients, fetc
 	if code, _, err := get(); err != nil || code != http.StatusOK {
 		return res, measuref("GET %s = %d, %v", target, code, err)
 	}
-	pid := cmd.Process.Pid
+	pid := ch.cmd.Process.Pid
 	if res.idle, err = procStatus(pid, "VmRSS"); err != nil {
 		return res, err
 	}
@@ -274,6 +255,66 @@ func serveMeasured(ctx context.Context, self, path, target string, clients, fetc
 	res.busy = busy.Load()
 	res.peak, err = procStatus(pid, "VmHWM")
 	return res, err
+}
+
+// child is a server process of logbench's own (the UI's, the gateway's),
+// started with the environment variable that makes it one: it prints its
+// URL on stdout and runs until its stdin ends.
+type child struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	url    string
+	cancel context.CancelFunc
+}
+
+// startChild starts self as a server process with env (NAME=VALUE) added
+// to its environment, and reads its URL.
+func startChild(ctx context.Context, self string, env ...string) (*child, error) {
+	cctx, cancel := context.WithCancel(ctx)
+	cmd := exec.CommandContext(cctx, self)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, errors.Wrap(err, "start the server")
+	}
+	ch := &child{cmd: cmd, in: in, cancel: cancel}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		ch.stop()
+		return nil, errors.Wrap(err, "the server's URL")
+	}
+	ch.url = strings.TrimSpace(line)
+	return ch, nil
+}
+
+// stop ends the server (it ends when its stdin does) and waits for it.
+func (c *child) stop() {
+	c.in.Close()
+	c.cmd.Wait()
+	c.cancel()
+}
+
+// serveChild runs logbench as one of its measured server processes when
+// the environment names one, and reports whether it did.
+func serveChild(stdin io.Reader, stdout io.Writer) (bool, error) {
+	if path := os.Getenv(uiChildEnv); path != "" {
+		return true, serveUIChild(path, stdin, stdout)
+	}
+	if v := os.Getenv(gatewayChildEnv); v != "" {
+		return true, serveGatewayChild(v, stdin, stdout)
+	}
+	return false, nil
 }
 
 // procStatus reads a memory field of /proc/PID/status, in bytes.

@@ -364,9 +364,16 @@ func cpuTime(op func() error, least time.Duration) (float64, error) {
 	return float64(used) / float64(n), nil
 }
 
-func threadCPU() time.Duration {
+func threadCPU() time.Duration { return cpuUsed(syscall.RUSAGE_THREAD) }
+
+// processCPU is the CPU time logbench's process has used, every thread's.
+func processCPU() time.Duration { return cpuUsed(syscall.RUSAGE_SELF) }
+
+// cpuUsed is the user and system CPU time of who (getrusage), 0 when
+// unknown.
+func cpuUsed(who int) time.Duration {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_THREAD, &ru); err != nil {
+	if err := syscall.Getrusage(who, &ru); err != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

@@ -16,11 +16,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// gatewayMemoryLimit is the gateway's soft memory limit (Go's
-// GOMEMLIMIT, which wins when set): 64 clients streaming 20 MB answers
-// each keep about 120 MB live.
-const gatewayMemoryLimit = 160 << 20
-
 // gatewayOptions are the flags of logtool gateway.
 type gatewayOptions struct {
 	g             *globalOptions
@@ -143,8 +138,8 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 	if opts.g.env.getenv("GOMEMLIMIT") == "" {
 		// Many answers streaming at once make garbage fast; a soft limit
 		// makes the collector keep the heap near what is live instead of
-		// letting it double.
-		debug.SetMemoryLimit(gatewayMemoryLimit)
+		// letting it double. (GOMEMLIMIT, when set, wins.)
+		debug.SetMemoryLimit(gateway.MemoryLimit)
 	}
 	defer closeStore(st, &err)
 	level := slog.LevelInfo
