@@ -77,6 +77,7 @@ func TestStoreNames(t *testing.T) {
 		{"copy", "--from", "DB", "--to", "FILE"},
 		{"copy", "--from", "FILE", "--to", "DB"},
 	}
+	unreachable := map[string]bool{"import": true, "ls": true, "verify": true, "copy": true, "serve": true}
 	hosts := map[string]string{"the server": base.Host, "a closed port": "127.0.0.1:1", "an unknown host": "nosuchhost.invalid:5432"}
 	n := 0
 	for hostName, host := range hosts {
@@ -90,6 +91,12 @@ func TestStoreNames(t *testing.T) {
 		t.Cleanup(func() { _ = os.Remove(forms["keyword/value"]) })
 		for formName, db := range forms {
 			for _, cmd := range commands {
+				if hostName != "the server" && !unreachable[cmd[0]] {
+					// Where no server answers, every command fails opening
+					// the store, with the one message that names it: a few
+					// commands stand for all.
+					continue
+				}
 				n++
 				args := []string{"--db", db, "--lock-timeout", "0"}
 				for _, a := range cmd {
