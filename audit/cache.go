@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"slices"
 
 	"context"
 	"github.com/cockroachdb/errors"
@@ -403,7 +404,7 @@ func cacheReuse(prev, cur *cacheState) (int, string) {
 		reason = ReasonSystem
 	case !toolsEqual(a.Tools, b.Tools):
 		reason = ReasonTools
-	case !equalJSONs(a.Prefix, b.Prefix):
+	case !slices.EqualFunc(a.Prefix, b.Prefix, bytes.Equal):
 		reason = ReasonPrefix
 	case cur.gen != prev.gen:
 		reason = ReasonCompaction
@@ -420,18 +421,6 @@ func toolsEqual(a, b []header.Tool) bool {
 	}
 	for i := range a {
 		if !bytes.Equal(a[i].JSON, b[i].JSON) {
-			return false
-		}
-	}
-	return true
-}
-
-func equalJSONs(a, b [][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bytes.Equal(a[i], b[i]) {
 			return false
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -171,7 +172,7 @@ func HeaderChanges(a, b *header.Snapshot) []Change {
 	if t := toolsDiff(a.Tools, b.Tools); t != "" {
 		out = append(out, Change{Field: "tools", Detail: t})
 	}
-	if !equalJSONs(a.Prefix, b.Prefix) {
+	if !slices.EqualFunc(a.Prefix, b.Prefix, bytes.Equal) {
 		out = append(out, Change{Field: "prefix", From: Count(len(a.Prefix), "message", "messages"), To: Count(len(b.Prefix), "message", "messages")})
 	}
 	return out

@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/hex"
+	"slices"
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
@@ -332,7 +333,7 @@ func (l *Lane) breakOf(req *request, k int) Break {
 		return Break{Kind: BreakFirst}
 	case !bytes.Equal(req.config, l.config):
 		return Break{Kind: BreakConfig}
-	case !equalBytes(req.tools, l.tools):
+	case !slices.EqualFunc(req.tools, l.tools, bytes.Equal):
 		if sameSet(req.tools, l.tools) {
 			return Break{Kind: BreakReordered, Index: -1}
 		}
@@ -363,18 +364,6 @@ func (l *Lane) breakOf(req *request, k int) Break {
 		}
 	}
 	return Break{Kind: BreakNone}
-}
-
-func equalBytes(a, b [][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bytes.Equal(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // sameSet reports whether a and b hold the same values in another order.

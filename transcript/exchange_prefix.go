@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/cockroachdb/errors"
@@ -83,7 +85,7 @@ func Prefix(api string, prev, cur []byte) (Reuse, error) {
 			}
 		}
 	}
-	part(lay.tools, equalBytes(c.tools, p.tools))
+	part(lay.tools, slices.EqualFunc(c.tools, p.tools, bytes.Equal))
 	part(lay.system, c.system == p.system)
 	had := make(map[digest]bool, len(p.units))
 	for _, u := range p.units {
