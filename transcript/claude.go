@@ -296,19 +296,11 @@ func claudeResult(e value, n int) (toolResult, bool) {
 	}
 	r := toolResult{id: id, line: n}
 	r.isError, _ = e.get("is_error").boolean()
-	c := e.get("content")
-	switch c.kind() {
-	case codec.KindInvalid, codec.KindNull:
-		r.content = codec.Array()
-	case codec.KindString:
-		r.content = textArray(c)
-	default:
-		bs, ok := contentOf(c, "text")
-		if !ok {
-			return toolResult{}, false
-		}
-		r.content = codec.Array(bs...)
+	content, ok := resultContent(e.get("content"))
+	if !ok {
+		return toolResult{}, false
 	}
+	r.content = content
 	return r, true
 }
 

@@ -65,3 +65,21 @@ func contentOf(v value, text ...string) ([][]byte, bool) {
 	}
 	return nil, false
 }
+
+// resultContent is a tool result's content as a content array: empty when
+// absent or null, one text block for a string, else its text parts (ok
+// false when a part does not convert). Claude Code's tool_result blocks
+// and Chat Completions' tool messages share it.
+func resultContent(c value) ([]byte, bool) {
+	switch c.kind() {
+	case codec.KindInvalid, codec.KindNull:
+		return codec.Array(), true
+	case codec.KindString:
+		return textArray(c), true
+	}
+	bs, ok := contentOf(c, "text")
+	if !ok {
+		return nil, false
+	}
+	return codec.Array(bs...), true
+}

@@ -443,17 +443,8 @@ func (req *request) chat(v value) error {
 				return requestf(req.api, "message %d: a tool message without tool_call_id", errors.Safe(i))
 			}
 			r := toolResult{id: id, line: i}
-			switch c := mf[1]; c.kind() {
-			case codec.KindNull, codec.KindInvalid:
-				r.content = codec.Array()
-			case codec.KindString:
-				r.content = textArray(c)
-			default:
-				bs, ok := contentOf(c, "text")
-				if !ok {
-					return requestf(req.api, "message %d: content parts that do not convert", errors.Safe(i))
-				}
-				r.content = codec.Array(bs...)
+			if r.content, ok = resultContent(mf[1]); !ok {
+				return requestf(req.api, "message %d: content parts that do not convert", errors.Safe(i))
 			}
 			req.userUnits(i, m, nil, []toolResult{r})
 		case "assistant":
