@@ -351,6 +351,11 @@ func DecodeChunk(ev *codec.Event) (Digest, []byte, error) {
 	if err == nil {
 		err = h.missing(ev.Seq, TypeChunk, "digest", "text or base64")
 	}
+	if err == nil && len(b) == 0 {
+		// The gateway never records one: a body of no bytes has no chunks.
+		// Refused, an empty chunk cannot pad a run to any length.
+		err = invalidf("recorded: seq %d: wire/chunk without bytes", errors.Safe(ev.Seq))
+	}
 	return d, b, err
 }
 
