@@ -46,11 +46,16 @@ type exchange struct {
 
 var errTooLarge = errors.New("gateway: body too large")
 
+// bodyPrealloc bounds the room readBody takes ahead of a body's bytes: a
+// client's Content-Length is a claim, and one that claims the limit and
+// sends nothing must not hold the limit's memory per connection.
+const bodyPrealloc = 1 << 20
+
 // readBody reads a request body of at most limit bytes.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
 	size := 0
 	if r.ContentLength > 0 {
-		size = int(r.ContentLength)
+		size = int(min(r.ContentLength, bodyPrealloc))
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size+1))
 	n, err := buf.ReadFrom(io.LimitReader(r.Body, limit+1))
