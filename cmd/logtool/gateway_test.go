@@ -286,21 +286,8 @@ func TestGatewayKilled(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "sessions.db")
 	model := newFakeModel(t, ssegen.Anthropic(400<<10))
 	model.hang = true
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGatewayChild$", "-test.count=1", "--",
-		"--db", db, "gateway", "--listen", "127.0.0.1:0", "--upstream", model.URL)
-	cmd.Env = append(os.Environ(), envGatewayChild+"=1")
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, url, _ := startGatewayProcess(t, "--db", db, "gateway", "--listen", "127.0.0.1:0", "--upstream", model.URL)
 	defer cmd.Process.Kill()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no URL: %v; %s", err, stderr.String())
-	}
-	url := strings.TrimSpace(line)
 	body := []byte(`{"model":"claude","stream":true,"messages":[{"role":"user","content":"` + strings.Repeat("long prompt ", 3000) + `"}]}`)
 	req, _ := http.NewRequest("POST", url+"/v1/messages", bytes.NewReader(body))
 	req.Header.Set("X-Claude-Code-Session-Id", "killed")
@@ -385,21 +372,8 @@ func TestGatewayResident(t *testing.T) {
 	}
 	db := filepath.Join(t.TempDir(), "sessions.db")
 	model := newFakeModel(t, ssegen.Anthropic(mb<<20))
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGatewayChild$", "-test.count=1", "--",
-		"--db", db, "gateway", "--quiet", "--listen", "127.0.0.1:0", "--upstream", model.URL)
-	cmd.Env = append(os.Environ(), envGatewayChild+"=1")
-	stdout, _ := cmd.StdoutPipe()
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, url, _ := startGatewayProcess(t, "--db", db, "gateway", "--quiet", "--listen", "127.0.0.1:0", "--upstream", model.URL)
 	defer cmd.Process.Kill()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no URL: %v; %s", err, stderr.String())
-	}
-	url := strings.TrimSpace(line)
 	var wg sync.WaitGroup
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
@@ -523,4 +497,25 @@ func TestGatewayShutdownGrace(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startGatewayProcess runs logtool with args (a gateway) in a child process
+// (TestGatewayChild) and returns it, the URL it prints first, and its
+// stderr. The caller kills it.
+func startGatewayProcess(t *testing.T, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestGatewayChild$", "-test.count=1", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), envGatewayChild+"=1")
+	stdout, _ := cmd.StdoutPipe()
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("no URL: %v; %s", err, stderr.String())
+	}
+	return cmd, strings.TrimSpace(line), stderr
 }
