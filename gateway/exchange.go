@@ -28,6 +28,10 @@ type exchange struct {
 	api, method, path string
 	body              []byte
 	start             time.Time
+	// req is the body parsed (for a mapped API), parseErr why it could
+	// not be.
+	req      *transcript.Request
+	parseErr error
 
 	// sess is nil for an exchange forwarded unrecorded (fail-open).
 	sess *session
@@ -76,7 +80,8 @@ func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
 		return err
 	}
 	agent, from := g.agentID(r.Header, x.body)
-	s, err := g.session(up, agent, from, x.api, laneRoot(x.api, x.body))
+	x.parse()
+	s, err := g.session(up, agent, from, x.api, x.root())
 	if err != nil {
 		g.fail(err)
 		return err

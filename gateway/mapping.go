@@ -9,17 +9,25 @@ import (
 	"github.com/sessionlog/sessionlog/wire/recorded"
 )
 
-// laneRoot is the root of a request's conversation (transcript.Root), ""
+// parse parses x's body once, for its lane's root and its mapping, when
+// its API is one that is mapped (x.req stays nil otherwise, and when the
+// body is not of the API's shape: x.parseErr says why).
+func (x *exchange) parse() {
+	switch x.api {
+	case transcript.APIAnthropic, transcript.APIChat, transcript.APIResponses:
+		x.req, x.parseErr = transcript.ParseRequest(x.api, x.body)
+	}
+}
+
+// root is the root of x's conversation (transcript.Request.Root), ""
 // when its API is not mapped or the body has none: such a request is
 // recorded in its agent's base session, as bytes (and mapped there when
 // that session is a lane of its API).
-func laneRoot(api string, body []byte) string {
-	switch api {
-	case transcript.APIAnthropic, transcript.APIChat, transcript.APIResponses:
-	default:
+func (x *exchange) root() string {
+	if x.req == nil {
 		return ""
 	}
-	root, err := transcript.Root(api, body)
+	root, err := x.req.Root()
 	if err != nil {
 		return ""
 	}
@@ -34,7 +42,13 @@ func (g *Gateway) mapRequest(s *session, x *exchange, seq int64, now float64) []
 	if s.lane == nil || x.api != s.api {
 		return nil
 	}
-	evs, brk, err := s.lane.MapRequest(x.body, seq, seq+1, now)
+	err := x.parseErr
+	var evs []codec.Event
+	var brk transcript.Break
+	if x.req != nil {
+		evs, brk, err = s.lane.Map(x.req, seq, seq+1, now)
+		x.req = nil // the lane's from now on
+	}
 	if err != nil {
 		g.stats.unmapped.Add(1)
 		g.log.Warn("a request could not be mapped; its bytes are recorded alone", "session", s.id, "err", err.Error())

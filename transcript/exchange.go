@@ -14,20 +14,42 @@ import (
 // seq of their exchange's wire/request.
 const Gateway Format = "gateway"
 
-// Root returns the lane key of a request body of api (SPEC §15.2): a
-// digest, in hex, of the conversation's first user message in normal
-// form (cache markers dropped, a list of one text block equal to its
-// text). Two requests of one conversation have the same root; a
-// sub-agent's or a side call's has another.
-func Root(api string, body []byte) (string, error) {
+// Request is a request body of an API parsed once: for its lane's root
+// and for its mapping (Lane.Map), which the recording gateway needs of
+// every request it records.
+type Request struct {
+	req *request
+}
+
+// ParseRequest parses a request body of api. A body that is not of the
+// API's shape is refused (ErrInvalid, naming the API, never content).
+func ParseRequest(api string, body []byte) (*Request, error) {
 	req, err := parseRequest(api, body)
+	if err != nil {
+		return nil, err
+	}
+	return &Request{req: req}, nil
+}
+
+// Root returns the lane key of the request (SPEC §15.2): a digest, in
+// hex, of the conversation's first user message in normal form (cache
+// markers dropped, a list of one text block equal to its text). Two
+// requests of one conversation have the same root; a sub-agent's or a
+// side call's has another.
+func (r *Request) Root() (string, error) {
+	if !r.req.hasRoot {
+		return "", requestf(r.req.api, "the conversation has no user message")
+	}
+	return hex.EncodeToString(r.req.root[:]), nil
+}
+
+// Root is ParseRequest(api, body).Root().
+func Root(api string, body []byte) (string, error) {
+	r, err := ParseRequest(api, body)
 	if err != nil {
 		return "", err
 	}
-	if !req.hasRoot {
-		return "", requestf(api, "the conversation has no user message")
-	}
-	return hex.EncodeToString(req.root[:]), nil
+	return r.Root()
 }
 
 // Break says, as far as the mapping can tell, why a request could not
@@ -152,9 +174,20 @@ func (l *Lane) done() []codec.Event {
 // body that is not of the API's shape is refused (ErrInvalid, naming the
 // API and the item index, never content), and the lane is unchanged.
 func (l *Lane) MapRequest(body []byte, origin, next int64, time float64) ([]codec.Event, Break, error) {
-	req, err := parseRequest(l.api, body)
+	r, err := ParseRequest(l.api, body)
 	if err != nil {
 		return nil, Break{}, err
+	}
+	return l.Map(r, origin, next, time)
+}
+
+// Map is MapRequest of a request already parsed; one of another API than
+// the lane's is refused (ErrInvalid). r is the lane's from then on: map it
+// once.
+func (l *Lane) Map(r *Request, origin, next int64, time float64) ([]codec.Event, Break, error) {
+	req := r.req
+	if req.api != l.api {
+		return nil, Break{}, requestf(l.api, "the request is of another API (%s)", errors.Safe(req.api))
 	}
 	if len(req.units) == 0 {
 		return nil, Break{}, requestf(l.api, "the conversation is empty")
