@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,7 +102,7 @@ type timedStore struct {
 func (t *timedStore) Append(ctx context.Context, session string, evs []codec.Event) error {
 	start := time.Now()
 	err := t.Store.Append(ctx, session, evs)
-	if n := len(evs); n > 0 && evs[n-1].Type == recorded.TypeRequest {
+	if slices.ContainsFunc(evs, func(ev codec.Event) bool { return ev.Type == recorded.TypeRequest }) {
 		d := time.Since(start)
 		t.mu.Lock()
 		t.ds = append(t.ds, d)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -66,6 +67,9 @@ type config struct {
 	pg string
 	// args is the command line, for the report.
 	args []string
+	// cpuProfile, if set, is where the CPU profile of the whole run is
+	// written (go tool pprof reads it).
+	cpuProfile string
 }
 
 // defaults of the full run and of -quick.
@@ -92,6 +96,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.rounds, "rounds", 0, "rounds each figure is the median of (default 5, 2 with -quick)")
 	fs.DurationVar(&c.roundTime, "round-time", 0, "length of one durable round of one side (default 2s, 100ms with -quick)")
 	fs.StringVar(&c.only, "only", "", "run only the comma-separated `SECTIONS` ("+strings.Join(sectionKeys, ", ")+") and print the report (never written to a file)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE`")
 	fs.Usage = func() {} // Parse calls it on every error; help is printed below
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -187,6 +192,17 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 		return errors.Wrap(err, "logbench: work directory")
 	}
 	defer os.RemoveAll(work)
+	if c.cpuProfile != "" {
+		f, err := os.OpenFile(c.cpuProfile, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return errors.Wrap(err, "logbench: CPU profile")
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return errors.Wrap(err, "logbench: CPU profile")
+		}
+		defer pprof.StopCPUProfile()
+	}
 
 	r := &report{cfg: c, started: time.Now(), machine: describeMachine(work)}
 	p := progress{w: stderr}
