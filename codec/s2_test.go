@@ -52,6 +52,10 @@ func TestEventRecordRoundTrip(t *testing.T) {
 		{name: "below the threshold", payload: strPayload(codec.CompressMin-1, 'a'), version: codec.RecordVersion},
 		{name: "at the threshold", payload: strPayload(codec.CompressMin, 'a'), version: codec.RecordVersionS2},
 		{name: "incompressible", payload: strPayload(4000, 0), version: codec.RecordVersion},
+		{name: "below the better level", payload: textPayload(codec.BetterMin - 1), version: codec.RecordVersionS2},
+		{name: "at the better level", payload: textPayload(codec.BetterMin), version: codec.RecordVersionS2},
+		{name: "far above the better level", payload: textPayload(1 << 20), version: codec.RecordVersionS2},
+		{name: "incompressible above the better level", payload: strPayload(codec.BetterMin*2, 0), version: codec.RecordVersion},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,6 +82,16 @@ func TestEventRecordRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// textPayload is the msgpack string of n bytes of numbered lines: text
+// that compresses, but not to nothing.
+func textPayload(n int) []byte {
+	var b []byte
+	for i := 0; len(b) < n-5; i++ {
+		b = fmt.Appendf(b, "line %d of a tool's output, %x\n", i, i*2654435761)
+	}
+	return append([]byte{0xdb, byte((n - 5) >> 24), byte((n - 5) >> 16), byte((n - 5) >> 8), byte(n - 5)}, b[:n-5]...)
 }
 
 // strPayload is the msgpack string of n bytes: all c, or pseudo-random
@@ -111,7 +125,8 @@ func strPayload(n int, c byte) []byte {
 // whatever was encoded before and however many goroutines encode at once:
 // bbolt and PostgreSQL must store the same bytes.
 func TestEventRecordDeterministic(t *testing.T) {
-	payloads := [][]byte{mustPayload(t, smallEvent), mustPayload(t, largeEvent), strPayload(100, 'z'), strPayload(3000, 0)}
+	payloads := [][]byte{mustPayload(t, smallEvent), mustPayload(t, largeEvent), strPayload(100, 'z'), strPayload(3000, 0),
+		textPayload(codec.BetterMin), textPayload(200 << 10)}
 	var want [][]byte
 	for _, p := range payloads {
 		want = append(want, codec.EncodeEventRecord(nil, p))

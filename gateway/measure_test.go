@@ -54,9 +54,12 @@ func sseAnswer(seed uint64, n int) []byte {
 // pieces; with every exchange also mapped into the conversation's events
 // (which hold the prompts and answers a second time), 0.069 and 0.063
 // with deltas, 0.081 and 0.081 with turns, against issue 20's target of
-// 0.08 (cmd/logbench's gateway section measures the turns, BENCHMARKS.md
-// has them). The bound here, 0.09, guards against a regression: the
-// digest lists' 0.13 and a session recorded unmapped both fail it.
+// 0.08; 0.068 and 0.062 with deltas, 0.078 and 0.077 with turns once
+// records of 16 KiB and more were compressed at S2's better level
+// (codec.BetterMin). The measure is deterministic (generated bodies, a
+// seed per answer, compression that depends on the bytes only), so the
+// bound here is the target itself (cmd/logbench's gateway section
+// measures the turns, BENCHMARKS.md has them).
 func TestGatewayStoredRatio(t *testing.T) {
 	for _, tt := range []struct {
 		name, path, header string
@@ -102,8 +105,8 @@ func TestGatewayStoredRatio(t *testing.T) {
 				}
 				ratio := float64(h.StoredBytes) / float64(raw)
 				t.Logf("%d bytes sent and %d answered, %d stored in %d events: %.4f", raw-answered, answered, h.StoredBytes, h.Next, ratio)
-				if ratio > 0.09 {
-					t.Errorf("stored %.4f of the bytes; want at most 0.09", ratio)
+				if ratio > 0.08 {
+					t.Errorf("stored %.4f of the bytes; want at most issue 20's 0.08", ratio)
 				}
 			})
 		}
