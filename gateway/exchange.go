@@ -79,8 +79,8 @@ func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
 	if err := g.Failed(); err != nil {
 		return err
 	}
-	agent, from := g.agentID(r.Header, x.body)
 	x.parse()
+	agent, from := g.agentID(r.Header, x)
 	s, err := g.session(up, agent, from, x.api, x.root())
 	if err != nil {
 		g.fail(err)

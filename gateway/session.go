@@ -31,8 +31,9 @@ const maxAgentID = 256
 
 // agentID returns the agent's session id of a request and where it was
 // found ("" when none): a header, else the body's top-level
-// prompt_cache_key.
-func (g *Gateway) agentID(h http.Header, body []byte) (id, from string) {
+// prompt_cache_key (read from x's parsed body when it has one: a body is
+// parsed once).
+func (g *Gateway) agentID(h http.Header, x *exchange) (id, from string) {
 	names := agentHeaders
 	if g.opts.SessionHeader != "" {
 		names = append([]string{g.opts.SessionHeader}, names...)
@@ -42,7 +43,14 @@ func (g *Gateway) agentID(h http.Header, body []byte) (id, from string) {
 			return v, http.CanonicalHeaderKey(n)
 		}
 	}
-	if v := promptCacheKey(body); v != "" && len(v) <= maxAgentID {
+	var v string
+	switch {
+	case x.req != nil:
+		v = x.req.PromptCacheKey()
+	case x.parseErr == nil: // an API that is not mapped
+		v = promptCacheKey(x.body)
+	}
+	if v != "" && len(v) <= maxAgentID && utf8.ValidString(v) {
 		return v, "prompt_cache_key"
 	}
 	return "", ""

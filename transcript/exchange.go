@@ -43,6 +43,11 @@ func (r *Request) Root() (string, error) {
 	return hex.EncodeToString(r.req.root[:]), nil
 }
 
+// PromptCacheKey is the body's top-level prompt_cache_key string, "" when
+// it has none: the agent's session id of a client that sends no header
+// naming it (SPEC §15.2).
+func (r *Request) PromptCacheKey() string { return r.req.cacheKey }
+
 // Root is ParseRequest(api, body).Root().
 func Root(api string, body []byte) (string, error) {
 	r, err := ParseRequest(api, body)

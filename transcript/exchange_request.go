@@ -61,6 +61,8 @@ type request struct {
 	root     digest
 	rootItem int
 	hasRoot  bool
+	// cacheKey is the body's top-level prompt_cache_key ("" when none).
+	cacheKey string
 }
 
 // keyer hashes the normal form of a unit: length-prefixed fields, so
@@ -163,7 +165,7 @@ func parseRequest(api string, body []byte) (*request, error) {
 		return nil, requestf(api, "the body is not a JSON object (%d bytes)", errors.Safe(len(body)))
 	}
 	v := value(mp)
-	req := &request{api: api, model: v.get("model").text()}
+	req := &request{api: api, model: v.get("model").text(), cacheKey: v.get("prompt_cache_key").text()}
 	switch api {
 	case APIAnthropic:
 		err = req.anthropic(v)
