@@ -594,3 +594,80 @@ func TestGatewayUnmapped(t *testing.T) {
 	checkSteps(t, r.store, ids[0], [][]item{main[:1], main})
 	verifyClean(t, r.store, ids[0])
 }
+
+// TestGatewayPromptCacheKey: a client that names its session by no header
+// but by its body's prompt_cache_key (SPEC §15.2) has its requests
+// recorded under that key, read from the body the gateway parses once for
+// its mapping: the same key, one session; another key, another.
+func TestGatewayPromptCacheKey(t *testing.T) {
+	var c lanesClient
+	for _, lc := range lanesClients {
+		if lc.api == transcript.APIResponses {
+			c = lc
+		}
+	}
+	fm := fakemodel.New("Fine.")
+	r := lanesRig(t, fm)
+	post := func(key string, conv []item) {
+		t.Helper()
+		body := `{"prompt_cache_key":` + qj(key) + `,` + strings.TrimPrefix(c.body(conv), "{")
+		resp, got, err := r.post(c.path, map[string]string{"Content-Type": "application/json"}, []byte(body))
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("post: %v %v %s", err, resp, got)
+		}
+	}
+	conv := []item{{role: "user", text: "hello"}}
+	post("key-1", conv)
+	post("key-1", append(conv, item{role: "assistant", text: "Fine."}, item{role: "user", text: "again"}))
+	post("key-2", []item{{role: "user", text: "hello"}})
+	r.gw.Wait()
+	ids := r.sessions()
+	if len(ids) != 2 {
+		t.Fatalf("sessions %v, want one for each prompt_cache_key", ids)
+	}
+	agents := map[string]int{}
+	for _, id := range ids {
+		h, evs := events(t, r.store, id)
+		agent, from := agentOf(t, h.Raw)
+		if from != "prompt_cache_key" {
+			t.Errorf("session %s names its agent from %q", id, from)
+		}
+		for _, ev := range evs {
+			if ev.Type == recorded.TypeRequest {
+				agents[agent]++
+			}
+		}
+		verifyClean(t, r.store, id)
+	}
+	if agents["key-1"] != 2 || agents["key-2"] != 1 {
+		t.Errorf("requests by agent %v, want key-1: 2, key-2: 1", agents)
+	}
+}
+
+// agentOf reads the agent's session id of a recorded session's header,
+// and where the gateway found it.
+func agentOf(t *testing.T, raw []byte) (agent, from string) {
+	t.Helper()
+	f := codec.NewFields(raw, codec.PrefixCodec)
+	err := f.Object("header", func(k []byte) error {
+		if string(k) != recorded.HeaderKey {
+			return f.Skip()
+		}
+		return f.Object(recorded.HeaderKey, func(k []byte) error {
+			var err error
+			switch string(k) {
+			case "agentSession":
+				agent, err = f.Str("agentSession")
+			case "from":
+				from, err = f.Str("from")
+			default:
+				err = f.Skip()
+			}
+			return err
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agent, from
+}
