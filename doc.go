@@ -60,6 +60,53 @@
 //   - cmd/logbench: the benchmark report, BENCHMARKS.md.
 //   - examples/agent: a small real agent host on Open, loop and provider.
 //
+// # Floors
+//
+// The packages stand on floors. Each imports, transitively, only packages
+// of the floors below it, or of its own floor where its row in
+// floors_test.go names them. TestFloors checks every package against that
+// table (go list), along with the outside modules each floor may import
+// and testdata/deps.golden, every outside package the module links.
+//
+//	floor  packages                                    what lives there
+//	0      internal/printable, loopback, observe;      leaves, on nothing of the module:
+//	       the test support under internal/            any floor may stand on them
+//	1      codec                                       the event model
+//	2      header, compact                             pure computation over stored values
+//	3      rebuild, wire, wire/chunk, wire/recorded    the fold and the request; bodies, stream
+//	                                                   translators, the recorded events
+//	4      eventlog, eventlog/layout, eventlog/wal,    storage: the Store contract, its drivers
+//	       eventlog/pglog, eventlog/eventlogtest,      and their formats; the importers
+//	       internal/sessioncache, transcript
+//	5      loop, verify, salvage, audit,               what drives or checks a store
+//	       internal/atomicfile
+//	6      provider, gateway, scenario, sessionlog     what faces the outside
+//	7      ui, cmd/logtool, cmd/logbench,              what a person runs
+//	       examples/agent, fuzz, stress
+//
+// Imports on one floor: eventlog stands on eventlog/layout, eventlog/wal
+// and internal/sessioncache; eventlog/pglog and eventlog/eventlogtest on
+// eventlog; cmd/logtool and cmd/logbench on ui; each test helper on the
+// one it drives. Nothing else imports sideways.
+//
+// What never imports what, beyond the floors:
+//
+//   - Storage (eventlog and everything under it) never depends on header,
+//     compact, rebuild or wire: the rules it validates with are wired in
+//     from above, by Open.
+//   - provider imports neither eventlog nor rebuild: it sends the request
+//     it is handed.
+//   - Floors 1 to 3 are pure: no os, net, net/http, time, math/rand or
+//     reflect.
+//   - codec writes all JSON text: encoding/json only in scenario (which
+//     parses its own files), the commands and the example.
+//   - Only provider (to a model), gateway (forwarding) and ui (serving)
+//     speak HTTP; only the commands read flags; os only in the stores,
+//     salvage, provider (the key variable its caller names),
+//     internal/atomicfile and the commands.
+//   - Test support (the one kind of package that may import testing) is
+//     imported only by tests, other test support and floor 7.
+//
 // A host embeds three things: a store from Open, a loop instance from
 // loop.Create (a new session) or loop.Open (an existing one), and a
 // provider from provider.New (or any loop.Provider). Package loop's
