@@ -1,10 +1,12 @@
 // Package sessionlog is the session log of an LLM agent host: an
 // append-only event log per conversation, kept so that every request the
 // agent loop sends to a model can be rebuilt, byte for byte, from the log
-// alone (model-visible ⟺ logged). The normative description is SPEC.md.
+// alone (model-visible ⟺ logged). The normative description is in docs/:
+// the formats (docs/format.md), the log's rules (docs/rules.md), the loop,
+// the wire, transcripts, the gateway and the command line (docs/README.md).
 //
 // This root package is the one entry for embedders: Open returns a store
-// wired with the default validation (the rebuild fold, SPEC §8.2). The
+// wired with the default validation (the rebuild fold, docs/rules.md#validation). The
 // engine is in its subpackages:
 //
 //   - codec: the event model. The interchange format (DSH session JSONL),
@@ -24,11 +26,11 @@
 //   - rebuild: the fold that checks every rule of the log (the surface,
 //     the header in force) and rebuilds the request of any step, with its
 //     digest.
-//   - wire: the bytes a provider receives (SPEC §12), a pure function of
+//   - wire: the bytes a provider receives (docs/wire.md), a pure function of
 //     the request and the header in force: the openai-chat and
 //     anthropic-messages renderers and their SSE stream translators;
 //     wire/chunk, the content-defined chunks in which the recording
-//     gateway stores bodies (SPEC §15.3).
+//     gateway stores bodies (docs/gateway.md#what-is-recorded).
 //   - compact: the token estimator, the compaction gate and the
 //     compaction bracket that replaces a span of history by a summary.
 //   - loop: the agent loop, which writes the log and sends only requests
