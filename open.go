@@ -10,15 +10,15 @@ import (
 )
 
 // NewValidator is the default validation Open wires: the fold that
-// rebuilds requests (rebuild.NewValidator, SPEC §8.2). A host that adds
+// rebuilds requests (rebuild.NewValidator, docs/rules.md#validation). A host that adds
 // checks of its own composes them with it in Options.NewValidator.
 func NewValidator(h codec.SessionHeader) eventlog.Validator { return rebuild.NewValidator(h) }
 
 // Open opens the store at target with the default validation: every
 // append and import is checked with the fold that rebuilds requests
-// (rebuild.NewValidator, SPEC §8.2), so a log the store accepts is a log
+// (rebuild.NewValidator, docs/rules.md#validation), so a log the store accepts is a log
 // that rebuilds. A target of the form postgres://… or postgresql://…
-// selects the PostgreSQL store (package pglog, SPEC §8.6), whose schema a
+// selects the PostgreSQL store (package pglog, docs/rules.md#distribution), whose schema a
 // writable open creates or upgrades; anything else is the path of a bbolt
 // file, created unless opts.ReadOnly. opts.LockTimeout bounds the wait
 // for a held bbolt file, or the connection attempt to PostgreSQL.

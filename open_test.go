@@ -14,7 +14,7 @@ import (
 )
 
 // TestOpenValidatesWithRebuildFold: the store sessionlog.Open returns
-// refuses what the rebuild fold refuses (SPEC §8.2), before and after a
+// refuses what the rebuild fold refuses (docs/rules.md#validation), before and after a
 // restart, and leaves the log unchanged; on both stores, a bbolt path and
 // a postgres:// URL.
 func TestOpenValidatesWithRebuildFold(t *testing.T) {

@@ -41,7 +41,7 @@ type CacheRow struct {
 	CacheRead    float64
 	HasCacheRead bool
 
-	// The members of a recorded session's row (SPEC §15.4): Exchange
+	// The members of a recorded session's row (docs/gateway.md#cache-audit): Exchange
 	// numbers the session's exchanges from 1, RequestSeq is the
 	// wire/request's seq, API its api. Ref and Start are the mapped
 	// step's (Start -1 while the exchange has none).
@@ -173,7 +173,7 @@ type CacheTotals struct {
 	CacheReads int
 	CacheRead  float64
 
-	// Recorded says the report is a recorded session's (SPEC §15.4);
+	// Recorded says the report is a recorded session's (docs/gateway.md#cache-audit);
 	// Exchanges counts its rows, the whole session's even when a Window
 	// selected fewer. Input sums the reported input tokens of the rows
 	// that have them (Inputs counts those rows); Unchanged and
@@ -279,7 +279,7 @@ type cacheState struct {
 // to the page, plus the page's requests.
 //
 // A session the recording gateway recorded (Recorded) is reported on its
-// recorded request bodies (SPEC §15.4): one row per exchange of a
+// recorded request bodies (docs/gateway.md#cache-audit): one row per exchange of a
 // recorded API, w counting exchanges; each body is compared with the
 // previous one of its lane (transcript.Prefix), and the cache reads and
 // input tokens are those of the recorded answer's usage (the mapped

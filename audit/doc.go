@@ -4,8 +4,8 @@
 // provider's prompt cache could reuse, and why the shared prefix broke)
 // and the diff between the requests of two steps. A session the
 // recording gateway recorded (Recorded) has its cache report computed on
-// its recorded request bodies instead, one row per exchange (SPEC
-// §15.4), through package wire/recorded and transcript.Prefix. logtool's show, cache
+// its recorded request bodies instead, one row per exchange
+// (docs/gateway.md#cache-audit), through package wire/recorded and transcript.Prefix. logtool's show, cache
 // and diff print them as text or JSON lines, and the web UI (package ui)
 // renders them as pages and serves them under /api/; both use the values
 // and JSON encoders of this package, so the two never disagree.

@@ -12,7 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/wire/recorded"
 )
 
-// The reasons of a recorded session's rows (SPEC §15.4) that a rebuilt
+// The reasons of a recorded session's rows (docs/gateway.md#cache-audit) that a rebuilt
 // session's do not have; first, system, tools, config and none are
 // shared.
 const (
@@ -32,7 +32,7 @@ const (
 )
 
 // Recorded reports whether a session was recorded by the recording
-// gateway (SPEC §15): its header has a gateway member. Its cache report
+// gateway (docs/gateway.md): its header has a gateway member. Its cache report
 // is computed on the recorded request bodies, one row per exchange.
 func Recorded(h codec.SessionHeader) bool {
 	_, ok, err := Lookup(h.Raw, "gateway")
@@ -42,7 +42,7 @@ func Recorded(h codec.SessionHeader) bool {
 // maxLanes bounds the previous bodies kept, one per lane seen.
 const maxLanes = 64
 
-// cacheRecorded is Cache for a recorded session (SPEC §15.4): a row per
+// cacheRecorded is Cache for a recorded session (docs/gateway.md#cache-audit): a row per
 // recorded exchange of a recorded API, in log order of its wire/request;
 // its Ref is the mapped step's when the session has it.
 func cacheRecorded(ctx context.Context, st Store, head eventlog.Head, w Window, fn func(CacheRow) error) (CacheTotals, error) {

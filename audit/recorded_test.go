@@ -20,7 +20,7 @@ type exchange struct {
 }
 
 // recordedSession stores a session as the recording gateway records it
-// (SPEC §15.3), built with package recorded's builders: per exchange the
+// (docs/gateway.md#what-is-recorded), built with package recorded's builders: per exchange the
 // body's new chunks, the wire/request, the answer's new chunks and the
 // wire/response; with mapped, the events a transcript.Lane maps from
 // them follow the wire/request and the wire/response, as the gateway's
@@ -173,8 +173,8 @@ func anthropicSession() []exchange {
 	return xs
 }
 
-// TestCacheRecorded checks the cache report of a recorded session (SPEC
-// §15.4): a row per exchange, computed on the recorded bodies; the moved
+// TestCacheRecorded checks the cache report of a recorded session
+// (docs/gateway.md#cache-audit): a row per exchange, computed on the recorded bodies; the moved
 // marker shares the whole previous request (markers), the changed system
 // prompt stops the prefix after the tools and names the offset, the
 // edited answer names its index, the new tool shares nothing; the cache

@@ -21,7 +21,7 @@ type Store interface {
 var ErrStop = errors.New("audit: stop")
 
 // ErrNullRequest marks a step asked for its request that has none: no
-// header was in force (SPEC §6.2).
+// header was in force (docs/rules.md#the-request-of-a-step).
 var ErrNullRequest = errors.New("audit: step has no request")
 
 // Ref names a step: T.S.

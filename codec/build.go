@@ -2,7 +2,7 @@ package codec
 
 // Object builds the storage form of a JSON object whose keys are written
 // in the order they are added: how the engine writes the events it
-// creates, in the key orders of SPEC §2.5. The zero value is an empty
+// creates, in the key orders of docs/format.md#event-types. The zero value is an empty
 // object.
 type Object struct {
 	n    int
@@ -23,7 +23,7 @@ func (o *Object) Int(key string, v int64) *Object {
 	return o
 }
 
-// Number adds a number member, stored as SPEC §2.7 says.
+// Number adds a number member, stored as docs/format.md#carried-values says.
 func (o *Object) Number(key string, v float64) *Object {
 	o.key(key)
 	o.body = AppendNumber(o.body, v)
@@ -114,7 +114,7 @@ func Array(values ...[]byte) []byte {
 	return out
 }
 
-// NewEvent builds an event the engine writes: the envelope in SPEC §2.4's
+// NewEvent builds an event the engine writes: the envelope in docs/format.md#envelope's
 // order (type, seq, time, data, sourceEventSeqs?, surfaceOp?) around data,
 // a storage-form object. Surface types get op (OpAppend when op is the
 // zero value); sources are written when non-nil (an empty non-nil slice

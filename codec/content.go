@@ -6,7 +6,7 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// Block type names the engine reads (SPEC §2.6). Any other block type is
+// Block type names the engine reads (docs/format.md#content-blocks). Any other block type is
 // opaque and passed through to requests unchanged.
 const (
 	BlockText       = "text"
@@ -15,7 +15,7 @@ const (
 	BlockToolResult = "tool-result"
 )
 
-// Content is a content-block array (SPEC §2.6).
+// Content is a content-block array (docs/format.md#content-blocks).
 type Content struct {
 	Blocks []Block
 }
@@ -291,7 +291,7 @@ func (b *Block) check(bk blockKeys) error {
 
 // DecodeBlock decodes one content block in storage form (FromJSON's
 // output) and checks it by the rules the event decoder applies to the
-// blocks of an event (SPEC §2.6): a type; a string text on text and
+// blocks of an event (docs/format.md#content-blocks): a type; a string text on text and
 // reasoning blocks; string id, name and arguments on a tool-call; a string
 // toolCallId, a content array of valid blocks and a boolean isError, if
 // any, on a tool-result. Other block types are opaque. Errors are marked

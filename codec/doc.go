@@ -1,17 +1,17 @@
 // Package codec is the event model of sessionlog: the interchange format
-// (DSH session JSONL, SPEC §2), its storage form, and typed views of the
+// (DSH session JSONL, docs/format.md#interchange), its storage form, and typed views of the
 // fields the engine reads.
 //
 // # Values
 //
-// A JSON value is stored as its order-preserving msgpack image (SPEC §2.7):
+// A JSON value is stored as its order-preserving msgpack image (docs/format.md#carried-values):
 // objects become msgpack maps with the same keys in the same order, arrays
 // arrays, strings strings (WTF-8: a lone \udxxx escape is kept as that code
 // unit), true/false/null themselves, and numbers become an integer when
 // JSON.stringify prints them as one and the value fits an int64, else a
 // float64. Integers are written in their shortest msgpack form. FromJSON
 // writes this image from JSON text; ToJSON writes JSON text from it,
-// following ECMAScript JSON.stringify byte for byte (SPEC §2.2). Because
+// following ECMAScript JSON.stringify byte for byte (docs/format.md#json-text). Because
 // nothing is ever decoded into a Go map, import then export is
 // byte-identical for every canonical file, unknown keys and event types
 // included.
@@ -45,7 +45,7 @@
 //
 // EncodeRecord writes version 1: header records and the store's engine
 // records, whose bytes are fixed (the chain hash starts from the framed
-// header record, SPEC §8.2). EncodeEventRecord writes an event's record:
+// header record, docs/rules.md#chain-hash). EncodeEventRecord writes an event's record:
 // version 2 when its payload has at least CompressMin (32) bytes and the
 // S2 block is smaller, else version 1. The block is S2's block format (a
 // uvarint of the decoded length, then literals and copies; no framing, no
@@ -106,6 +106,6 @@
 //
 // # Caveats
 //
-// Scanner applies the crash-tail rule of SPEC §2.3 to whole files; a line
+// Scanner applies the crash-tail rule of docs/format.md#torn-tails to whole files; a line
 // decoded on its own with ParseEvent knows nothing about its position.
 package codec

@@ -5,11 +5,11 @@ import "github.com/cockroachdb/errors"
 var (
 	// ErrCorrupt marks stored bytes that fail validation: a record whose
 	// frame, CRC or msgpack payload is damaged, or an import file whose
-	// lines are damaged at or before its last turn/end (SPEC §2.3, §11).
+	// lines are damaged at or before its last turn/end (docs/format.md#torn-tails, docs/rules.md#error-classes).
 	ErrCorrupt = errors.New("codec: corrupt")
 	// ErrInvalid marks a value that is well-formed but breaks a rule of the
 	// event model: header line, envelope keys, surface markers, types,
-	// duplicate keys, explicit null, limits (SPEC §2, §11).
+	// duplicate keys, explicit null, limits (docs/format.md#interchange, docs/rules.md#error-classes).
 	ErrInvalid = errors.New("codec: invalid")
 	// ErrUnsupported marks a session header whose version is not 0, or a
 	// record whose format version is newer than this code knows.

@@ -4,7 +4,7 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// Event type names (SPEC §2.5). Part of the interchange and storage format.
+// Event type names (docs/format.md#event-types). Part of the interchange and storage format.
 const (
 	TypeTurnStart        = "turn/start"
 	TypeTurnEnd          = "turn/end"
@@ -27,7 +27,7 @@ const (
 )
 
 // IsSurfaceType reports whether events of type t carry surface markers and
-// take part in the surface (SPEC §3).
+// take part in the surface (docs/rules.md#surface).
 func IsSurfaceType(t string) bool {
 	switch t {
 	case TypeUserMessage, TypeAssistantMessage, TypeToolResult, TypeContextMessage, TypeSteeringMessage:
@@ -48,14 +48,14 @@ const (
 	OpReplace
 )
 
-// SurfaceOp is an event's surfaceOp (SPEC §2.4, §3).
+// SurfaceOp is an event's surfaceOp (docs/format.md#envelope, docs/rules.md#surface).
 type SurfaceOp struct {
 	Kind       OpKind
 	Start, End int64 // OpReplace only
 }
 
 // Event is one decoded event: its storage form and a typed view of the
-// fields the engine reads (SPEC §2.4–§2.6).
+// fields the engine reads (docs/format.md#events).
 //
 // INVARIANTS: Raw is the exact stored payload; every other field is a view
 // decoded from it, so re-encoding an Event means writing Raw.
@@ -96,7 +96,7 @@ func ParseEvent(line []byte, lim Limits) (Event, error) {
 }
 
 // DecodeEvent decodes the typed view of a stored event payload and checks
-// the envelope rules of SPEC §2.4 and the surface-marker rules of §3 that
+// the envelope rules of docs/format.md#envelope and the surface-marker rules of docs/rules.md#surface that
 // need no other event: allowed keys, types, surfaceOp required exactly on
 // surface types, sourceEventSeqs only there, without duplicates, every
 // entry below seq, and non-empty except on assistant/message. Errors name

@@ -10,7 +10,7 @@ import (
 
 const sha = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-// TestParseEventTypes decodes every event type of SPEC §2.5 from a JSON
+// TestParseEventTypes decodes every event type of docs/format.md#event-types from a JSON
 // line — typical, with unknown keys, and without optional keys — and checks
 // the typed view and that export reproduces the line.
 func TestParseEventTypes(t *testing.T) {
@@ -368,7 +368,7 @@ func TestParseEventTypes(t *testing.T) {
 }
 
 // TestParseEventRefusals checks envelope, marker and field-type rules
-// (SPEC §2.4–§2.6, §3): each is refused as invalid and names the seq.
+// (docs/format.md#events, docs/rules.md#surface): each is refused as invalid and names the seq.
 func TestParseEventRefusals(t *testing.T) {
 	const (
 		user = `"data":{"content":[{"type":"text","text":"x"}],"source":{"kind":"user"}}`
@@ -541,7 +541,7 @@ func TestDecodeEventCorrupt(t *testing.T) {
 	}
 }
 
-// TestIsSurfaceType checks the surface types of SPEC §3.
+// TestIsSurfaceType checks the surface types of docs/rules.md#surface.
 func TestIsSurfaceType(t *testing.T) {
 	surface := map[string]bool{
 		codec.TypeUserMessage: true, codec.TypeAssistantMessage: true, codec.TypeToolResult: true,

@@ -14,7 +14,7 @@ import (
 )
 
 // TestGolden replays testdata/golden: the frozen bytes of every event kind
-// (SPEC §8.1, style R22). Regenerate with
+// (docs/rules.md#store, style R22). Regenerate with
 //
 //	go test ./codec -run TestGolden -rewrite
 //

@@ -13,10 +13,10 @@ import (
 
 // ErrSyntax marks text that is not JSON: a grammar error, invalid UTF-8, or
 // a raw control character in a string. The importer reclassifies it as
-// corruption or as a torn tail by its position (SPEC §2.3).
+// corruption or as a torn tail by its position (docs/format.md#torn-tails).
 var ErrSyntax = errors.New("codec: malformed JSON")
 
-// Limits bounds what the JSON decoder accepts (SPEC §2.2). The zero value
+// Limits bounds what the JSON decoder accepts (docs/format.md#json-text). The zero value
 // means the defaults.
 type Limits struct {
 	// MaxDepth is the deepest nesting of arrays and objects; 0 means 512,
@@ -48,7 +48,7 @@ func (l Limits) line() int {
 }
 
 // FromJSON converts one JSON text into its storage form: the
-// order-preserving msgpack image of the value (SPEC §2.7), appended to dst.
+// order-preserving msgpack image of the value (docs/format.md#carried-values), appended to dst.
 // It is strict: one value, optional surrounding whitespace, no duplicate
 // keys, valid UTF-8, nesting and size within lim. A \udxxx escape that is
 // not half of a pair is kept as that code unit (WTF-8), never replaced.
@@ -435,7 +435,7 @@ func appendWTF8(buf []byte, r rune) []byte {
 }
 
 // number parses a JSON number. Integers beyond ±2^53 round to the nearest
-// float64, as JSON.parse does (SPEC §2.2).
+// float64, as JSON.parse does (docs/format.md#json-text).
 func (p *parser) number() error {
 	start := p.pos
 	if p.in[p.pos] == '-' {

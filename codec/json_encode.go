@@ -20,7 +20,7 @@ const maxStoredDepth = MaxStoredDepth
 
 // ToJSON appends the JSON text of one stored value (a msgpack image written
 // by FromJSON or the Append functions) to dst, following ECMAScript
-// JSON.stringify exactly (SPEC §2.2): no whitespace, keys in stored order,
+// JSON.stringify exactly (docs/format.md#json-text): no whitespace, keys in stored order,
 // minimal string escapes, numbers as Number::toString prints them. It
 // consumes exactly one value from mp and returns the number of bytes read.
 func ToJSON(dst, mp []byte) ([]byte, int, error) {

@@ -10,7 +10,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// TestJSONStrings checks string escaping against JSON.stringify (SPEC §2.2):
+// TestJSONStrings checks string escaping against JSON.stringify (docs/format.md#json-text):
 // only '"', '\\' and U+0000–U+001F are escaped, lone surrogates print as
 // lowercase \udxxx, everything else is written raw.
 func TestJSONStrings(t *testing.T) {
@@ -93,7 +93,7 @@ func TestJSONLoneSurrogateImage(t *testing.T) {
 }
 
 // TestJSONNumbers checks numbers against ECMAScript Number::toString and
-// JSON.parse's rounding to float64 (SPEC §2.2), and the storage kind.
+// JSON.parse's rounding to float64 (docs/format.md#json-text), and the storage kind.
 func TestJSONNumbers(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -550,8 +550,8 @@ func TestJSONStringifyOracle(t *testing.T) {
 // TestJSONParseOracle replays testdata/jsonparse.tsv: mutated JSON texts
 // with Node's verdict — the JSON.stringify of what JSON.parse read, or "!"
 // when it threw. Text JSON.parse refuses must be refused as ErrSyntax; text
-// it reads must be read the same way (or refused as ErrInvalid where SPEC
-// §2.2 is stricter: duplicate keys, numbers beyond float64).
+// it reads must be read the same way (or refused as ErrInvalid where
+// docs/format.md#json-text is stricter: duplicate keys, numbers beyond float64).
 func TestJSONParseOracle(t *testing.T) {
 	data := readFile(t, "testdata/jsonparse.tsv")
 	var accepted, refused int

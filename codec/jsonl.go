@@ -7,9 +7,9 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// Scanner reads a session file in the interchange format (SPEC §2): the
+// Scanner reads a session file in the interchange format (docs/format.md#interchange): the
 // header line, then one event per line, applying the crash-tail rule of
-// §2.3 in a single pass with memory bounded by the longest line.
+// docs/format.md#torn-tails in a single pass with memory bounded by the longest line.
 //
 // A damaged line is held back while the rest of the file is read: if a
 // later line is a turn/end, the damage was at or before the last turn/end
@@ -149,7 +149,7 @@ func (s *Scanner) release() {
 }
 
 // Header reads and decodes line 1. A file with no complete first line, or
-// a header that breaks §2.1, is an error naming line 1.
+// a header that breaks docs/format.md#header-line, is an error naming line 1.
 func (s *Scanner) Header() (SessionHeader, error) {
 	line, _, tooLong, err := s.readLine()
 	switch {

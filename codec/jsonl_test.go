@@ -65,7 +65,7 @@ func scanAll(t *testing.T, in io.Reader, lim codec.Limits) (codec.SessionHeader,
 	return h, res, nil
 }
 
-// TestScanner checks the crash-tail rule of SPEC §2.3.
+// TestScanner checks the crash-tail rule of docs/format.md#torn-tails.
 func TestScanner(t *testing.T) {
 	ts, te, um := codec.TypeTurnStart, codec.TypeTurnEnd, codec.TypeUserMessage
 	torn := `{"type":"turn/start","seq":3,"ti`

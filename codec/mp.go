@@ -76,7 +76,7 @@ func AppendFloat(dst []byte, v float64) []byte {
 }
 
 // AppendNumber appends a JSON number the way the storage form keeps it
-// (SPEC §2.7): a value JSON.stringify prints as an integer and that fits an
+// (docs/format.md#carried-values): a value JSON.stringify prints as an integer and that fits an
 // int64 is stored as an integer (so -0 becomes 0), anything else as float64.
 func AppendNumber(dst []byte, v float64) []byte {
 	if v == math.Trunc(v) && v >= -(1<<63) && v < 1<<63 {

@@ -2,7 +2,7 @@ package codec
 
 import "github.com/cockroachdb/errors"
 
-// SessionHeader is the view of a session file's first line (SPEC §2.1).
+// SessionHeader is the view of a session file's first line (docs/format.md#header-line).
 //
 // INVARIANTS: Raw is the exact stored payload; the other fields are views.
 type SessionHeader struct {
@@ -11,7 +11,7 @@ type SessionHeader struct {
 	ID        string
 	CreatedAt float64
 	Cwd       string
-	// ParentSession and SeedLength record fork lineage (SPEC §8.5);
+	// ParentSession and SeedLength record fork lineage (docs/rules.md#fork);
 	// ParentSession is "" and SeedLength 0 for a session that is no fork.
 	ParentSession string
 	SeedLength    int64
@@ -123,9 +123,9 @@ func (h *SessionHeader) AppendJSON(dst []byte) ([]byte, error) {
 
 // Renamed returns the header of a copy of the session under a new id,
 // whose lineage says where its events came from: parentSession is h's id
-// and seedLength is events, the number of events copied (SPEC §8.5), so
+// and seedLength is events, the number of events copied (docs/rules.md#fork), so
 // that request digests recorded under the old id are checked with it.
-// Every other key keeps its place and value (SPEC §2.7); id, parentSession
+// Every other key keeps its place and value (docs/format.md#carried-values); id, parentSession
 // and seedLength are replaced where they are and appended when missing.
 // With events 0 there is nothing to inherit: only the id changes, and a
 // lineage h had is kept.

@@ -6,7 +6,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// TestParseSessionHeader checks the header line rules of SPEC §2.1.
+// TestParseSessionHeader checks the header line rules of docs/format.md#header-line.
 func TestParseSessionHeader(t *testing.T) {
 	tests := []struct {
 		name string

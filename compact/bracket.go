@@ -34,7 +34,7 @@ const Preamble = "The conversation so far was longer than the context window, so
 	"from where it ends."
 
 // Frame returns the content of the message that replaces a compacted span
-// (SPEC §9): the preamble ending in "\n\n<compacted-summary>", the summary's
+// (docs/rules.md#compaction): the preamble ending in "\n\n<compacted-summary>", the summary's
 // blocks, then "</compacted-summary>". summary is a content array (JSON).
 func Frame(summary []byte) ([]byte, error) {
 	mp, err := codec.FromJSON(nil, summary, codec.Limits{})
@@ -134,7 +134,7 @@ func (g *Gate) summarize(ctx context.Context, msgs [][]byte) (s Summary, err err
 	return g.Summarizer.Summarize(ctx, msgs)
 }
 
-// summaryEvent builds compact/summary's data in SPEC §2.5 order.
+// summaryEvent builds compact/summary's data in docs/format.md#event-types order.
 func summaryEvent(sum Summary, span []Node, replaced []int64, shadowed int) ([]byte, error) {
 	content, err := codec.FromJSON(nil, sum.Content, codec.Limits{})
 	if err != nil {

@@ -216,7 +216,7 @@ func TestGate(t *testing.T) {
 	}
 }
 
-// checkBracket checks the events of a successful compaction (SPEC §9).
+// checkBracket checks the events of a successful compaction (docs/rules.md#compaction).
 func checkBracket(t *testing.T, batches [][]compact.Pending) {
 	t.Helper()
 	repl := batches[1][1]

@@ -1,5 +1,5 @@
 // Package compact keeps a session's history inside the model's context
-// window (SPEC §9): a token estimator, the gate that decides when and how
+// window (docs/rules.md#compaction): a token estimator, the gate that decides when and how
 // much of the surface head to compact, and the compaction bracket that
 // records a summary as a surface replace.
 //

@@ -6,18 +6,18 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// Estimator estimates the tokens of a request's parts (SPEC §9). The
+// Estimator estimates the tokens of a request's parts (docs/rules.md#compaction). The
 // pressure estimate of a request is the sum over the prefix and history
 // messages of Message+4, plus System.
 type Estimator interface {
-	// Message estimates one message given as JSON (SPEC §2.6); it returns
+	// Message estimates one message given as JSON (docs/format.md#content-blocks); it returns
 	// the content estimate, without the per-message 4.
 	Message(msg []byte) int
 	// System estimates the system prompt.
 	System(system string) int
 }
 
-// Chars is the default estimator of SPEC §9: characters per token, lengths
+// Chars is the default estimator of docs/rules.md#compaction: characters per token, lengths
 // in UTF-16 code units, 4 tokens of overhead per block and per message.
 // PerToken 0 means 4.
 type Chars struct {
@@ -170,7 +170,7 @@ func utf16Len(s []byte) int {
 	return n
 }
 
-// Estimate returns the pressure estimate of a request (SPEC §9).
+// Estimate returns the pressure estimate of a request (docs/rules.md#compaction).
 func Estimate(e Estimator, prefix, history [][]byte, system string) int {
 	sum := e.System(system)
 	for _, m := range prefix {

@@ -7,7 +7,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// Config holds the gate's knobs (SPEC §9). Zero fields take the defaults:
+// Config holds the gate's knobs (docs/rules.md#compaction). Zero fields take the defaults:
 // ContextWindow 128000, ThresholdRatio 0.8, RetainTokens 16% of the
 // window, CharsPerToken 4. Retries is the number of attempts after the
 // first; set NoRetry for none, since 0 means the default of 1.
@@ -107,7 +107,7 @@ func Cut(nodes []Node, retain int) int {
 	return cut
 }
 
-// Pressure returns the estimate of a request (SPEC §9) from the sum of
+// Pressure returns the estimate of a request (docs/rules.md#compaction) from the sum of
 // the surface nodes' estimates, the prefix and the system prompt.
 func Pressure(e Estimator, surfaceTokens int, prefix [][]byte, system string) int {
 	sum := e.System(system) + surfaceTokens

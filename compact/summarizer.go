@@ -12,7 +12,7 @@ import (
 // compact/summary).
 type Completer interface {
 	// Complete sends request, a request's canonical JSON in the shape of
-	// SPEC §6.1, and returns the answer as a content-block array (JSON).
+	// docs/rules.md#the-request, and returns the answer as a content-block array (JSON).
 	Complete(ctx context.Context, request []byte) ([]byte, error)
 }
 

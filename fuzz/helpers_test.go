@@ -8,7 +8,7 @@ import (
 )
 
 // checkClass fails unless err carries one of the codec's error classes:
-// every refusal must be classified (SPEC §11).
+// every refusal must be classified (docs/rules.md#error-classes).
 func checkClass(t *testing.T, what string, err error, classes ...error) {
 	t.Helper()
 	for _, c := range classes {

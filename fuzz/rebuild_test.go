@@ -26,7 +26,7 @@ import (
 //
 //  1. Nothing panics, and every refusal is classified.
 //  2. A prefix the fold accepts rebuilds: the Builder and Steps refuse
-//     none of it (SPEC §8.2: a log the store accepts is a log that
+//     none of it (docs/rules.md#validation: a log the store accepts is a log that
 //     rebuilds).
 //  3. The Builder equals the from-scratch rebuild on every step: the same
 //     steps, boundaries, null requests, request bytes, digests and

@@ -17,7 +17,7 @@ import (
 
 var genSeeds = flag.Bool("gen-seeds", false, "regenerate the seed files under testdata/fuzz")
 
-// jsonSeeds are JSON texts at the edges of SPEC §2.2 and §2.4–§2.6: escapes,
+// jsonSeeds are JSON texts at the edges of docs/format.md#json-text and docs/format.md#events: escapes,
 // lone surrogates, numbers, limits, and every envelope rule.
 var jsonSeeds = []string{
 	`""`, `"\"\\\/\b\f\n\r\t"`, `"\u0000\u001f\u007f"`, `"<>&\u2028\u2029"`, `"héllo 世界 😀"`,

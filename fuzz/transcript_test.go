@@ -31,7 +31,7 @@ func FuzzClaudeCode(f *testing.F) {
 //  1. Nothing panics; Open and Next fail only with a classified error
 //     (a line over the limit, a file that records no session id).
 //  2. Every event the import yields folds through rebuild's validator: a
-//     transcript that imports is a log the store accepts (SPEC §13).
+//     transcript that imports is a log the store accepts (docs/transcripts.md).
 //  3. The source lines write the input back byte for byte.
 //  4. The counts add up: every line is mapped, kept or unknown.
 func checkTranscript(t *testing.T, f transcript.Format, data []byte) {

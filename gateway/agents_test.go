@@ -497,7 +497,7 @@ func checkNoKey(t *testing.T, dir string, exported []byte) {
 	}
 }
 
-// cacheAudit logs the cache audit (SPEC §15.4) of a recorded session, as
+// cacheAudit logs the cache audit (docs/gateway.md#cache-audit) of a recorded session, as
 // logtool cache prints it, and checks that every exchange of a recorded
 // API has its row, the first a first or a new lane.
 func cacheAudit(t *testing.T, st eventlog.Store, h eventlog.Head, s *recorded.Session) {

@@ -1,4 +1,4 @@
-// Package gateway is the recording gateway of SPEC §15: an HTTP handler
+// Package gateway is the recording gateway of docs/gateway.md: an HTTP handler
 // that sits between an agent (Claude Code, Codex, any client of the
 // Anthropic Messages, OpenAI Chat Completions or OpenAI Responses API)
 // and its model provider, forwards every request and answer byte for
@@ -73,7 +73,7 @@
 // One writer per session serialises its appends, and maps one exchange
 // at a time in the order they are appended.
 //
-// Headers are recorded from the allowlists of SPEC §15.1 (and
+// Headers are recorded from the allowlists of docs/gateway.md#running-it (and
 // Options.RecordHeaders); authorization, x-api-key, x-goog-api-key,
 // proxy-authorization and cookies never are, and cannot be added. Query
 // parameters that may hold a key (key, api_key, access_token, …) are
@@ -90,7 +90,7 @@
 //
 // Within an agent id a request belongs to the lane whose conversation
 // has its root (transcript.Root: the first user message in normal form),
-// each lane a session of its own, never mixed (SPEC §15.2). The first
+// each lane a session of its own, never mixed (docs/gateway.md#sessions). The first
 // request with a root makes the base session its lane; a request of
 // another root (a sub-agent, a title or classifier call) goes to the lane
 // session of that api and root, id the digest of the same parts and

@@ -22,7 +22,7 @@ import (
 
 // exchange is one recorded request and its answer: the place where the
 // events of both are built, the wire events and, in a lane, the mapped
-// events of SPEC §15.3 (appended with the wire/request and with the
+// events of docs/gateway.md#what-is-recorded (appended with the wire/request and with the
 // wire/response).
 type exchange struct {
 	api, method, path string
@@ -73,7 +73,7 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 }
 
 // logRequest appends the request's new chunks and its wire/request to its
-// session, and returns once the store has acknowledged them (SPEC §15.1,
+// session, and returns once the store has acknowledged them (docs/gateway.md#running-it,
 // log first). Any failure is the sticky one.
 func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
 	if err := g.Failed(); err != nil {

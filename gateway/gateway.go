@@ -18,11 +18,11 @@ import (
 	"github.com/sessionlog/sessionlog/wire/recorded"
 )
 
-// APIOpenAIResponses is the api of an OpenAI Responses request (SPEC
-// §15.1); the other two recorded APIs are named as their wire renderers.
+// APIOpenAIResponses is the api of an OpenAI Responses request
+// (docs/gateway.md#running-it); the other two recorded APIs are named as their wire renderers.
 const APIOpenAIResponses = "openai-responses"
 
-// Gateway is the recording gateway's HTTP handler (SPEC §15.1).
+// Gateway is the recording gateway's HTTP handler (docs/gateway.md#running-it).
 type Gateway struct {
 	opts      Options
 	transport http.RoundTripper
@@ -189,7 +189,7 @@ func (g *Gateway) fail(err error) {
 
 func (g *Gateway) millis() float64 { return float64(g.now().UnixMilli()) }
 
-// ServeHTTP forwards one request (SPEC §15.1), recording it first when
+// ServeHTTP forwards one request (docs/gateway.md#running-it), recording it first when
 // its path is a recorded API's.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.inflight.Add(1)
@@ -272,7 +272,7 @@ func (g *Gateway) route(r *http.Request) (*Upstream, string) {
 	return &g.opts.Upstreams[0], p
 }
 
-// apiOf names the recorded API of a request, "" when none (SPEC §15.1).
+// apiOf names the recorded API of a request, "" when none (docs/gateway.md#running-it).
 func apiOf(method, path string) string {
 	if method != http.MethodPost {
 		return ""

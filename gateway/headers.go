@@ -45,7 +45,7 @@ var never = map[string]bool{
 	"cookie": true, "set-cookie": true,
 }
 
-// The allowlists of SPEC §15.1: exact names, and prefixes ending in '-'.
+// The allowlists of docs/gateway.md#running-it: exact names, and prefixes ending in '-'.
 var (
 	requestAllow = []string{"content-type", "accept", "accept-encoding", "user-agent", "anthropic-version",
 		"anthropic-beta", "openai-beta", "x-app", "x-stainless-", "originator", "session-id", "thread-id",

@@ -596,7 +596,7 @@ func TestGatewayUnmapped(t *testing.T) {
 }
 
 // TestGatewayPromptCacheKey: a client that names its session by no header
-// but by its body's prompt_cache_key (SPEC §15.2) has its requests
+// but by its body's prompt_cache_key (docs/gateway.md#sessions) has its requests
 // recorded under that key, read from the body the gateway parses once for
 // its mapping: the same key, one session; another key, another.
 func TestGatewayPromptCacheKey(t *testing.T) {

@@ -34,8 +34,8 @@ func (x *exchange) root() string {
 	return root
 }
 
-// mapRequest maps x's body in s's lane, its wire/request at seq (SPEC
-// §15.3): the events to append after it, nil when s is no lane of x's
+// mapRequest maps x's body in s's lane, its wire/request at seq
+// (docs/gateway.md#what-is-recorded): the events to append after it, nil when s is no lane of x's
 // API or the mapping refuses the body (counted, and logged without
 // content). It sets x's step and break. s.mu is held.
 func (g *Gateway) mapRequest(s *session, x *exchange, seq int64, now float64) []codec.Event {

@@ -21,8 +21,8 @@ import (
 	"github.com/sessionlog/sessionlog/wire/recorded"
 )
 
-// agentHeaders are the headers agents name their session with (SPEC
-// §15.2), in the order they are tried.
+// agentHeaders are the headers agents name their session with
+// (docs/gateway.md#sessions), in the order they are tried.
 var agentHeaders = []string{"X-Claude-Code-Session-Id", "Session-Id", "Thread-Id"}
 
 // maxAgentID bounds an agent's session id; a longer one (or one that is
@@ -100,7 +100,7 @@ func sessionID(parts ...string) string {
 // appends (concurrent exchanges of one session take turns, and their
 // events may interleave), and knows the next seq and the chunks the
 // session holds. A session that is a lane (api and root set) also holds
-// the lane's mapping state (SPEC §15.2–§15.3).
+// the lane's mapping state (docs/gateway.md#sessions and docs/gateway.md#what-is-recorded).
 type session struct {
 	id     string
 	header codec.SessionHeader
@@ -136,7 +136,7 @@ type session struct {
 const maxLanes = 16
 
 // session returns the writer of the session a request belongs to
-// (SPEC §15.2), creating its state (not its store record) on first use.
+// (docs/gateway.md#sessions), creating its state (not its store record) on first use.
 // The agent's (or, without an agent id, this gateway run's) first
 // session of an upstream is its base: the lane of the first request with
 // a conversation root, and where requests without a root are recorded.

@@ -4,7 +4,7 @@ import (
 	"strings"
 )
 
-// Apply returns the header that results from applying d to s (SPEC §5.4),
+// Apply returns the header that results from applying d to s (docs/rules.md#deltas),
 // in canonical form:
 //
 //   - system: s.System is split on "\n" into n lines (absent is zero

@@ -37,7 +37,7 @@ func TestCorpus(t *testing.T) {
 			// snapshot, which the fold must refuse too. refused: DSH refused
 			// it for another reason; the fold may refuse it as well (the
 			// R-era python-sdk fixtures carry tools as bare strings, which
-			// SPEC §5.1 does not allow), but only as invalid.
+			// docs/rules.md#epochheader does not allow), but only as invalid.
 			expectErr, refused := false, false
 			if msg, err := os.ReadFile(filepath.Join(dir, "error.expected.txt")); err == nil {
 				m := string(msg)
@@ -102,7 +102,7 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
-// completeLines returns the lines that end in "\n" (SPEC §2.3).
+// completeLines returns the lines that end in "\n" (docs/format.md#torn-tails).
 func completeLines(data []byte) [][]byte {
 	var out [][]byte
 	for {

@@ -8,7 +8,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// Delta is the data of a request/header-delta event (SPEC §5.4): the
+// Delta is the data of a request/header-delta event (docs/rules.md#deltas): the
 // amendments to the header in force. A nil field leaves that part of the
 // header as it was.
 //

@@ -1,4 +1,4 @@
-// Package header implements the request header of SPEC §5: the canonical
+// Package header implements the request header of docs/rules.md#header: the canonical
 // EpochHeader (Snapshot), the historical request/header-delta codec (Delta),
 // and the fold that gives the header in force at any point of a log.
 //
@@ -10,13 +10,13 @@
 // # Storage form
 //
 // A header is read from, and written as, the order-preserving msgpack image
-// of its JSON object (SPEC §2.7), the bytes codec.RequestHeader.Header holds:
+// of its JSON object (docs/format.md#carried-values), the bytes codec.RequestHeader.Header holds:
 //
 //	{"config":{"provider"?,"model","temperature"?,"maxTokens"?,"stop"?,
 //	           "wire"?,"thinking"?,"reasoningEffort"?,…},
 //	 "system"?:S, "tools"?:[{name,description,parameters,…}], "messagePrefix"?:[msg,…]}
 //
-// A delta is the data object of a request/header-delta event (SPEC §5.4):
+// A delta is the data object of a request/header-delta event (docs/rules.md#deltas):
 //
 //	{"system"?:{"keepStart":N,"keepEnd":N,"insert":[S,…]},
 //	 "tools"?:{"added":[tool,…],"removed":[name,…],"changed":[tool,…]},
@@ -30,5 +30,5 @@
 //
 // System-prompt deltas reproduce ECMAScript Array.prototype.slice exactly,
 // including the odd results of out-of-range counts that logs written by the
-// reference implementation rely on (SPEC §5.4); see Apply.
+// reference implementation rely on (docs/rules.md#deltas); see Apply.
 package header

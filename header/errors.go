@@ -8,7 +8,7 @@ import (
 
 var (
 	// ErrInvalid marks a header, delta or header event that breaks a rule
-	// of SPEC §5: a missing or mistyped key the engine reads, an explicit
+	// of docs/rules.md#header: a missing or mistyped key the engine reads, an explicit
 	// null, or a delta with no earlier snapshot. It is codec.ErrInvalid,
 	// so callers test one class for every invalid value.
 	ErrInvalid = codec.ErrInvalid

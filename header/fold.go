@@ -6,7 +6,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// Fold is the header fold of SPEC §5.5: the latest request/header snapshot
+// Fold is the header fold of docs/rules.md#header-fold: the latest request/header snapshot
 // with every later request/header-delta applied in order. The zero value
 // has no header. A Fold is a small value: copying it (or calling Clone)
 // gives an independent fold, since the snapshots it holds are never

@@ -9,7 +9,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// Snapshot is a canonical EpochHeader (SPEC §5.1–§5.2): the non-history
+// Snapshot is a canonical EpochHeader (docs/rules.md#header): the non-history
 // part of a request.
 //
 // INVARIANTS: a Snapshot returned by Decode, Apply or Fold is canonical
@@ -29,8 +29,8 @@ type Snapshot struct {
 	Prefix [][]byte
 }
 
-// Config is a header's call config (SPEC §5.1). Only the typed fields reach
-// a request (SPEC §6.1) and count for equality; Raw carries the stored
+// Config is a header's call config (docs/rules.md#epochheader). Only the typed fields reach
+// a request (docs/rules.md#the-request) and count for equality; Raw carries the stored
 // object, unknown keys included, so that a snapshot the engine writes back
 // keeps them.
 type Config struct {
@@ -51,7 +51,7 @@ type Config struct {
 	// stored "stop":[], which differs from absence.
 	Stop    []string
 	HasStop bool
-	// Wire, Thinking and ReasoningEffort are the wire keys of SPEC §12.1:
+	// Wire, Thinking and ReasoningEffort are the wire keys of docs/wire.md#renderers:
 	// the renderer a step is sent with, the thinking mode ("enabled" or
 	// "disabled") and the reasoning effort. DSH does not define them; they
 	// never reach the canonical request, but they count for equality.
@@ -76,8 +76,8 @@ type Tool struct {
 	JSON []byte
 }
 
-// Equal reports whether two configs are equal under SPEC §5.2: provider,
-// model, temperature, maxTokens and the wire keys of SPEC §12.1 equal
+// Equal reports whether two configs are equal under docs/rules.md#header-equality: provider,
+// model, temperature, maxTokens and the wire keys of docs/wire.md#renderers equal
 // (absent equals only absent), stop equal element-wise (absent equals only
 // absent). Unknown keys do not count.
 func (c Config) Equal(o Config) bool {
@@ -106,7 +106,7 @@ func optEqual(hasA bool, a string, hasB bool, b string) bool {
 	return hasA == hasB && a == b
 }
 
-// Equal reports whether two headers are equal under SPEC §5.2: configs
+// Equal reports whether two headers are equal under docs/rules.md#header-equality: configs
 // equal, system prompts equal, tools equal position by position by their
 // JSON bytes (a reorder is a change), prefixes equal by JSON bytes (absent
 // equals empty).
@@ -153,8 +153,8 @@ func (s Snapshot) AppendPrefixJSON(dst []byte) []byte {
 // codec.RequestHeader.Header holds) into its canonical Snapshot. It checks
 // every key the engine reads: config is an object with a string model, a
 // string provider, a number temperature, an integer maxTokens and an array
-// of strings stop, and strings wire, thinking and reasoningEffort (SPEC
-// §12.1), each optional but model; system is a string; tools an
+// of strings stop, and strings wire, thinking and reasoningEffort
+// (docs/wire.md#renderers), each optional but model; system is a string; tools an
 // array of objects with a string name; messagePrefix an array of messages
 // (objects with a string role and a content array of typed blocks). An
 // explicit null for any of these keys is refused. Unknown keys are ignored
@@ -355,7 +355,7 @@ func decodeMessages(f codec.Fields, path string) ([][]byte, error) {
 	return out, err
 }
 
-// decodeMessage reads one message object (SPEC §2.6): a string role and a
+// decodeMessage reads one message object (docs/format.md#content-blocks): a string role and a
 // content array whose blocks are objects with a string type. Everything
 // else (block fields, provenance, unknown keys) is carried as is.
 func decodeMessage(f codec.Fields, path string) ([]byte, error) {

@@ -57,7 +57,7 @@ func (o *openState) add(ev *codec.Event) {
 	}
 }
 
-// closeCrashedTurn appends the crash closers of SPEC §7 when the log's
+// closeCrashedTurn appends the crash closers of docs/loop.md when the log's
 // last turn is still open: a tool/result per pending call, step/end if a
 // step is open, turn/end{interrupted}; each with the last event's time.
 func (l *Loop) closeCrashedTurn(ctx context.Context) error {

@@ -11,7 +11,7 @@ import (
 
 // Composer is what prefix contributors get while the session prefix is
 // composed: a way to append context that lands before the boundary and
-// joins the current request's history (SPEC §7 step 2).
+// joins the current request's history (docs/loop.md#steps, step 2).
 type Composer struct {
 	l   *Loop
 	ctx context.Context
@@ -35,7 +35,7 @@ func (c *Composer) Append(content []byte, src Source) error {
 	return nil
 }
 
-// composePrefix composes the session prefix once per instance (SPEC §7
+// composePrefix composes the session prefix once per instance (docs/loop.md
 // steps 2–3): the contributors as a waterfall, the result checked,
 // deep-copied and cached. A composition interrupted by cancellation or
 // disposal is discarded and the turn ends without opening a step; the

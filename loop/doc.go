@@ -1,5 +1,5 @@
 // Package loop drives an agent session so that every request it sends is
-// explained by the log (SPEC §7): model-visible ⟺ logged.
+// explained by the log (docs/loop.md): model-visible ⟺ logged.
 //
 // A Loop is one loop instance over one session: Create starts a new
 // session, Open continues an existing one (an unknown id is

@@ -76,8 +76,8 @@ func (p chunksProvider) Stream(context.Context, *loop.Request) (loop.Stream, err
 }
 
 // TestErrorFinishEndsTurn checks that a server's error inside the stream
-// (a finish of kind error, SPEC §12.2) ends the turn as a provider error
-// does (SPEC §7.1): the text so far is the step's message, and turn/end
+// (a finish of kind error, docs/wire.md#openai-chat) ends the turn as a provider error
+// does (docs/loop.md#how-turns-end): the text so far is the step's message, and turn/end
 // carries the error's code and message, not completed.
 func TestErrorFinishEndsTurn(t *testing.T) {
 	for _, tc := range []struct {

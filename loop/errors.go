@@ -6,10 +6,10 @@ var (
 	// ErrDisposed is returned by Send and Inject after Dispose.
 	ErrDisposed = errors.New("loop: disposed")
 	// ErrInvariant marks a step refused because the request the loop built
-	// differs from the log's rebuild of it (SPEC §7 step 9).
+	// differs from the log's rebuild of it (docs/loop.md#steps, step 9).
 	ErrInvariant = errors.New("loop: request differs from the log's rebuild")
 	// ErrStructure marks an append the loop refused to write because it
-	// would break the turn and step structure of SPEC §3.1 (a loop bug).
+	// would break the turn and step structure of docs/rules.md#turns-and-steps (a loop bug).
 	ErrStructure = errors.New("loop: append would break the turn structure")
 	// ErrStoreTimeout marks a store call that did not answer within
 	// Options.StoreTimeout. After a timed-out append the instance is

@@ -5,7 +5,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// The data objects of the events the loop writes, in SPEC §2.5's key
+// The data objects of the events the loop writes, in docs/format.md#event-types's key
 // order, in storage form.
 
 func turnStep(turn, step int64) []byte {

@@ -50,9 +50,9 @@ func readSession(t testing.TB, s *eventlog.Log, id string) (codec.SessionHeader,
 	}
 }
 
-// checkTheorem checks SPEC §0 on a stored session: every request the model
+// checkTheorem checks docs/README.md#the-principle on a stored session: every request the model
 // received is byte-identical to the log's rebuild of its step and to the
-// recorded digest, and the log breaks no rule of §3.1.
+// recorded digest, and the log breaks no rule of docs/rules.md#turns-and-steps.
 func checkTheorem(t *testing.T, s *eventlog.Log, id string, seen []scenario.Step) {
 	t.Helper()
 	h, evs := readSession(t, s, id)

@@ -16,7 +16,7 @@ type Store interface {
 	Scan(ctx context.Context, session string, from int64) (eventlog.Iterator, error)
 }
 
-// Forker is a Store that can fork sessions (SPEC §8.5).
+// Forker is a Store that can fork sessions (docs/rules.md#fork).
 type Forker interface {
 	Store
 	Fork(ctx context.Context, source string, at int64, child codec.SessionHeader) error
@@ -41,7 +41,7 @@ type Stream interface {
 }
 
 // Request is what the loop hands a provider: the request's canonical JSON
-// (SPEC §6.1), exactly the bytes whose digest the log records, and the
+// (docs/rules.md#the-request), exactly the bytes whose digest the log records, and the
 // header it was built under.
 //
 // Caveats: JSON is valid until the stream is closed; the loop reuses its
@@ -53,7 +53,7 @@ type Request struct {
 	Header     header.Snapshot
 }
 
-// Host supplies what the agent host decides per step (SPEC §7 step 1): the
+// Host supplies what the agent host decides per step (docs/loop.md#steps, step 1): the
 // rendered system prompt, the tools and the call config.
 type Host interface {
 	Step(ctx context.Context, turn, step int64) (StepSpec, error)
@@ -106,14 +106,14 @@ var User = Source{Kind: "user"}
 // Plugin returns the source of messages a plugin adds.
 func Plugin(name string) Source { return Source{Kind: "plugin", Plugin: name} }
 
-// Contributor contributes to the session prefix (SPEC §7 step 2). It
+// Contributor contributes to the session prefix (docs/loop.md#steps, step 2). It
 // receives a Composer (to append events that join this request's history)
 // and next, which returns the rest of the waterfall's composition; the
 // canonical contribution is [mine, ...next()], which makes registration
-// order wire order. Messages are JSON (SPEC §2.6).
+// order wire order. Messages are JSON (docs/format.md#content-blocks).
 type Contributor func(ctx context.Context, c *Composer, next func() ([][]byte, error)) ([][]byte, error)
 
-// PreStep is what pre-step hooks receive (SPEC §7 step 4).
+// PreStep is what pre-step hooks receive (docs/loop.md#steps, step 4).
 type PreStep struct {
 	Turn, Step int64
 	// System is the full system prompt of the step.

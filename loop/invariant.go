@@ -10,7 +10,7 @@ import (
 )
 
 // invariant checks the request the loop is about to send against an
-// independent rebuild from the records the store holds (SPEC §7 step 9).
+// independent rebuild from the records the store holds (docs/loop.md#steps, step 9).
 // A difference is an error marked ErrInvariant that names it by position
 // only: byte offset, JSON path, both digests.
 //

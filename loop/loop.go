@@ -12,7 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
-// Loop drives one session for one loop instance (SPEC §7). Open, resume
+// Loop drives one session for one loop instance (docs/loop.md). Open, resume
 // and fork each start a new instance: the session prefix is composed again
 // and the instance's first request writes a full header snapshot.
 //
@@ -70,7 +70,7 @@ type queued struct {
 // Open starts a loop instance over the existing session id. An id the
 // store does not hold is eventlog.ErrNotFound: a mistyped id never starts
 // a new conversation (Create does that). A session whose last turn is
-// still open (a crash) first gets the crash closers of SPEC §7, committed
+// still open (a crash) first gets the crash closers of docs/loop.md, committed
 // as one batch.
 func Open(ctx context.Context, store Store, id string, opts Options) (*Loop, error) {
 	l, err := newLoop(store, opts)
@@ -138,7 +138,7 @@ func (l *Loop) start(ctx context.Context, h codec.SessionHeader) (*Loop, error) 
 }
 
 // Fork forks source at the turn/end at seq at into a new session child
-// (SPEC §8.5) and opens a loop instance over the child.
+// (docs/rules.md#fork) and opens a loop instance over the child.
 func Fork(ctx context.Context, store Forker, source string, at int64, child string, opts Options) (*Loop, error) {
 	src, err := store.Head(ctx, source)
 	if err != nil {
@@ -250,7 +250,7 @@ func (l *Loop) replaceNodes(ev *codec.Event) {
 }
 
 // commit appends events as one atomic, durable batch and folds them in.
-// The batch is first checked against the turn structure (SPEC §3.1): the
+// The batch is first checked against the turn structure (docs/rules.md#turns-and-steps): the
 // loop never writes a log that breaks it.
 func (l *Loop) commit(ctx context.Context, evs []codec.Event) error {
 	probe := l.structure.Clone()

@@ -10,7 +10,7 @@ import (
 )
 
 // InvariantMode selects how the loop checks a request before sending it
-// (SPEC §7 step 9).
+// (docs/loop.md#steps, step 9).
 type InvariantMode uint8
 
 const (

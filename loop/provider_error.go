@@ -7,8 +7,8 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// ProviderError is how a provider says why a request failed (SPEC §7.1,
-// §12): the loop finds it with errors.As in the error Stream or Next
+// ProviderError is how a provider says why a request failed (docs/loop.md#how-turns-end,
+// docs/wire.md): the loop finds it with errors.As in the error Stream or Next
 // returns, records Code in turn/end's error reason (its message is
 // Message), and hands Code and RetryAfter to the host in the Outcome. An
 // error without one is recorded with code "PROVIDER".
@@ -19,7 +19,7 @@ import (
 // there, else "HTTP N".
 type ProviderError struct {
 	// Code is the error's code, e.g. AUTH, RATE_LIMIT, SERVER,
-	// CONTEXT_WINDOW_EXCEEDED, STREAM_CLOSED (SPEC §12.2).
+	// CONTEXT_WINDOW_EXCEEDED, STREAM_CLOSED (docs/wire.md#openai-chat).
 	Code string
 	// Message says what went wrong, for turn/end and for people.
 	Message string

@@ -11,7 +11,7 @@ import (
 	"github.com/sessionlog/sessionlog/header"
 )
 
-// step runs one step in SPEC §7's order. It returns the turn's ending (nil
+// step runs one step in docs/loop.md's order. It returns the turn's ending (nil
 // to go on with the next step), whether it opened a step, and an error
 // only when the log could not be written.
 func (l *Loop) step(ctx context.Context, turn, step int64) (*ending, bool, error) {
@@ -101,7 +101,7 @@ func (l *Loop) drainSteering(ctx context.Context, turn int64) error {
 	return b.commit(ctx)
 }
 
-// gate runs the compaction gate (SPEC §7 step 5, §9).
+// gate runs the compaction gate (docs/loop.md#steps, step 5, docs/rules.md#compaction).
 func (l *Loop) gate(ctx context.Context, turn, step int64, system string) error {
 	g := l.opts.Compaction
 	if g == nil {
@@ -130,7 +130,7 @@ func (l *Loop) gate(ctx context.Context, turn, step int64, system string) error 
 	return err
 }
 
-// boundary takes the step's boundary and writes the header it owes (SPEC §7
+// boundary takes the step's boundary and writes the header it owes (docs/loop.md
 // steps 6–7), committed together: [step/start, header?].
 func (l *Loop) boundary(ctx context.Context, turn, step int64, snap header.Snapshot) error {
 	b := l.batch()
@@ -157,7 +157,7 @@ func (l *Loop) boundary(ctx context.Context, turn, step int64, snap header.Snaps
 }
 
 // dispatch builds the request, checks it, records its digest, streams the
-// answer and runs the tools (SPEC §7 steps 8–11).
+// answer and runs the tools (docs/loop.md#steps, steps 8–11).
 func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*ending, error) {
 	mine, ok := l.own.PeekRequestTo(l.reqBuf)
 	if !ok || mine.Null {
@@ -214,7 +214,7 @@ func (l *Loop) dispatch(ctx context.Context, turn, step int64, spec StepSpec) (*
 }
 
 // spillBytes is how much memory the loop's uncommitted chunks may take
-// before it commits them ahead of the assistant message (SPEC §7: a long
+// before it commits them ahead of the assistant message (docs/loop.md: a long
 // answer's chunks are committed in groups).
 const spillBytes = 1 << 20
 
@@ -231,7 +231,7 @@ type call struct{ id, name, args string }
 // then the assistant/message citing them, committed together; a long
 // answer's chunks are committed ahead in groups of spillBytes. On a
 // provider error or a cancellation it commits the chunks so far and
-// step/end, and ends the turn (SPEC §7.1).
+// step/end, and ends the turn (docs/loop.md#how-turns-end).
 func (l *Loop) stream(ctx context.Context, req *Request) ([]call, *ending, error) {
 	turn, step := req.Turn, req.Step
 	b := l.batch()

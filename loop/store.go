@@ -34,7 +34,7 @@ func (l *Loop) bounded(ctx context.Context) (context.Context, context.CancelFunc
 // append stores evs as one atomic batch. A batch the loop decided to write
 // is written even when ctx is cancelled meanwhile: cancellation is
 // observed between commits, so that every way a turn ends is recorded
-// (SPEC §7.1). Only Options.StoreTimeout bounds it: a store that has not
+// (docs/loop.md#how-turns-end). Only Options.StoreTimeout bounds it: a store that has not
 // answered by then leaves the instance broken (the batch landed whole or
 // not at all, and which is unknown), and the error is ErrStoreTimeout.
 func (l *Loop) append(ctx context.Context, evs []codec.Event) error {

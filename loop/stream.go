@@ -9,7 +9,7 @@ import (
 	"github.com/sessionlog/sessionlog/wire"
 )
 
-// Chunk types (SPEC §2.5 assistant/chunk); one definition, in wire.
+// Chunk types (docs/format.md#event-types assistant/chunk); one definition, in wire.
 const (
 	ChunkBlockStart     = wire.ChunkBlockStart
 	ChunkTextDelta      = wire.ChunkTextDelta
@@ -24,7 +24,7 @@ const (
 // produce, logged as it is (see [wire.Chunk] for which fields count).
 type Chunk = wire.Chunk
 
-// Usage is a step's token usage in disjoint buckets (SPEC §2.5).
+// Usage is a step's token usage in disjoint buckets (docs/format.md#event-types).
 type Usage = wire.Usage
 
 // usageStorage returns u in storage form; the optional buckets are
@@ -85,8 +85,8 @@ type assembler struct {
 	usage  *Usage
 	replay []byte
 	// failure is the code and message of a finish of kind error: the
-	// server reported an error inside the stream (SPEC §12.2, §12.3), which
-	// ends the turn as a provider error does (SPEC §7.1).
+	// server reported an error inside the stream (docs/wire.md#openai-chat, docs/wire.md#anthropic-messages), which
+	// ends the turn as a provider error does (docs/loop.md#how-turns-end).
 	failure *finishError
 }
 
@@ -164,7 +164,7 @@ func (a *assembler) add(c *Chunk, stored []byte) {
 
 // errorReason reads the reason of a stored finish chunk: its code and
 // message when its kind is error, else nil. A reason without a code is
-// PROVIDER's, as an error without one is (SPEC §7.1).
+// PROVIDER's, as an error without one is (docs/loop.md#how-turns-end).
 func errorReason(chunk []byte) *finishError {
 	var kind, code, message string
 	f := codec.NewFields(chunk, codec.PrefixCodec)

@@ -13,7 +13,7 @@ import (
 	"github.com/sessionlog/sessionlog/scenario"
 )
 
-// TestTheorem is SPEC §0 under load: for generated sessions mixing prefix
+// TestTheorem is docs/README.md#the-principle under load: for generated sessions mixing prefix
 // contributors, tool calls, idle injections and injections during
 // dispatch, steering, system/tool/config changes, compactions, resumes,
 // forks and cancellations, every request the provider received is

@@ -11,7 +11,7 @@ import (
 // before the tool runs, [tool/result] after. A tool that fails, panics or
 // does not exist gives an error result and the turn goes on; a
 // cancellation gives every call without a result an aborted one, then
-// step/end, and ends the turn (SPEC §7.1).
+// step/end, and ends the turn (docs/loop.md#how-turns-end).
 func (l *Loop) runTools(ctx context.Context, turn, step int64, tools []Tool, calls []call) (*ending, error) {
 	for i, c := range calls {
 		if e := l.cancelled(ctx); e != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// Outcome is how a turn ended: its turn/end reason (SPEC §7.1).
+// Outcome is how a turn ended: its turn/end reason (docs/loop.md#how-turns-end).
 type Outcome struct {
 	Turn int64
 	// Reason is the turn/end reason kind: completed, aborted, disposed or
@@ -116,7 +116,7 @@ func (l *Loop) hasInjected() bool {
 	return len(l.injected) > 0
 }
 
-// Inject adds mid-session context as a context/message (SPEC §7). During a
+// Inject adds mid-session context as a context/message (docs/loop.md). During a
 // turn it is queued and appended after the current step's tool results,
 // joining the next request; when no turn runs it is its own turn.
 func (l *Loop) Inject(ctx context.Context, content []byte, src Source) error {
@@ -139,7 +139,7 @@ func (l *Loop) Inject(ctx context.Context, content []byte, src Source) error {
 }
 
 // Steer queues a steering message; it is appended at the top of the next
-// step (SPEC §7 step 1) and joins that step's request.
+// step (docs/loop.md#steps, step 1) and joins that step's request.
 func (l *Loop) Steer(content []byte, src Source) error {
 	mp, err := contentOf(content)
 	if err != nil {
@@ -289,7 +289,7 @@ func (l *Loop) cancelled(ctx context.Context) *ending {
 
 // providerFailed is the ending of a step whose provider failed: the
 // ProviderError's code, message and Retry-After when err carries one, else
-// code PROVIDER and err's text (SPEC §7.1).
+// code PROVIDER and err's text (docs/loop.md#how-turns-end).
 func providerFailed(step int64, err error) *ending {
 	if pe, ok := providerError(err); ok {
 		msg := pe.Message

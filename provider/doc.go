@@ -1,5 +1,5 @@
 // Package provider implements the loop's Provider over HTTP for the wire
-// renderers of SPEC §12: openai-chat (OpenAI, DeepSeek and every
+// renderers of docs/wire.md: openai-chat (OpenAI, DeepSeek and every
 // OpenAI-compatible server) and anthropic-messages. It is the only package
 // of the engine that speaks HTTP to a model.
 //
@@ -10,7 +10,7 @@
 // The answer's Server-Sent Events are translated into chunks as they
 // arrive, never buffered whole. Cancelling the context stops the request
 // mid-stream. A provider never retries: every failure is a
-// *loop.ProviderError with the code of SPEC §12 (AUTH, RATE_LIMIT, SERVER,
+// *loop.ProviderError with the code of docs/wire.md (AUTH, RATE_LIMIT, SERVER,
 // HTTP_N, INVALID_REQUEST, CONTEXT_WINDOW_EXCEEDED, OVERLOADED,
 // EMPTY_RESPONSE, STREAM_CLOSED, MALFORMED_RESPONSE, WIRE_MISMATCH,
 // NETWORK, TIMEOUT, RESPONSE_TOO_LARGE), the HTTP status, and the

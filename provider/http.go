@@ -26,7 +26,7 @@ const (
 	DefaultMaxResponseBytes = 256 << 20
 )
 
-// Codes this package adds to the wire's (SPEC §12).
+// Codes this package adds to the wire's (docs/wire.md).
 const (
 	// CodeNetwork is a request that got no HTTP response (connection
 	// refused, DNS, TLS, a reset before the headers).

@@ -59,7 +59,7 @@ func drain(st loop.Stream) ([]loop.Chunk, error) {
 	}
 }
 
-// TestHTTPErrors is the HTTP error table of SPEC §12, row by row, for
+// TestHTTPErrors is the HTTP error table of docs/wire.md, row by row, for
 // both renderers: the code, the message, the status and Retry-After, and
 // the key in no error and no log line.
 func TestHTTPErrors(t *testing.T) {

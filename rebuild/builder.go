@@ -11,7 +11,7 @@ import (
 	"github.com/sessionlog/sessionlog/header"
 )
 
-// Step is the rebuilt request of one step (SPEC §6.2).
+// Step is the rebuilt request of one step (docs/rules.md#the-request-of-a-step).
 type Step struct {
 	Turn, Step int64
 	// Start is the seq of the step's step/start: its boundary.
@@ -22,7 +22,7 @@ type Step struct {
 	// Request is the request's canonical JSON; nil when Null, or when the
 	// Builder was asked for digests only.
 	Request []byte
-	// History is the derived history of the request (SPEC §4), one
+	// History is the derived history of the request (docs/rules.md#derived-history), one
 	// message's canonical JSON each: the messages after Header.Prefix. It
 	// is set with Request on the steps the Builder emits (not by Peek).
 	// The slices alias the fold's and must not be changed.
@@ -63,7 +63,7 @@ type BuilderOptions struct {
 }
 
 // Builder folds a session's events one at a time and yields each step's
-// request and digest (SPEC §6.2–§6.3) at the point the log settles it:
+// request and digest (docs/rules.md#requests) at the point the log settles it:
 // the step's first chunk, else its step/end, else the end of the log.
 //
 // Its cost is linear in the log: the SHA-256 state after the head and the
@@ -114,7 +114,7 @@ func NewBuilder(h codec.SessionHeader, opts BuilderOptions, emit func(Step) erro
 func (b *Builder) Fold() *Fold { return b.f }
 
 // Misplaced returns the seqs of request/digest events that belong to no
-// step (SPEC §6.3): outside a step's window between its step/start and
+// step (docs/rules.md#digest): outside a step's window between its step/start and
 // its first chunk.
 func (b *Builder) Misplaced() []int64 { return b.misplaced }
 
@@ -325,7 +325,7 @@ func (b *Builder) compute(p *pending, request bool, buf []byte) Step {
 	return out
 }
 
-// messages returns the derived history of a surface (SPEC §4).
+// messages returns the derived history of a surface (docs/rules.md#derived-history).
 func messages(nodes []node) [][]byte {
 	out := make([][]byte, 0, len(nodes))
 	for _, n := range nodes {

@@ -51,7 +51,7 @@ func load(path string) (codec.SessionHeader, []codec.Event, error) {
 }
 
 // acceptedRefusal reports whether DSH's refusal is one of the R era's
-// stricter rules that SPEC does not adopt (ORIGIN.md).
+// stricter rules that docs/rules.md does not adopt (ORIGIN.md).
 func acceptedRefusal(msg string) bool {
 	for _, s := range []string{"lacks provider/model", "provenance", "legacy delta", "fallback"} {
 		if strings.Contains(msg, s) {

@@ -3,7 +3,7 @@ package rebuild
 import "github.com/sessionlog/sessionlog/codec"
 
 // Project returns the JSON of the message a surface event projects to
-// (SPEC §4), or nil when it projects to nothing (an assistant message with
+// (docs/rules.md#derived-history), or nil when it projects to nothing (an assistant message with
 // empty content, or an event that is not a surface type). Content blocks
 // and provenance are written exactly as stored, unknown keys included.
 func Project(ev *codec.Event) []byte {

@@ -1,6 +1,6 @@
 // Package rebuild reconstructs, byte for byte, the request a loop sent at
 // any step of a session, from nothing but the session's header line and its
-// events (SPEC §3–§6). It reads no clock, no environment and no
+// events (docs/rules.md#the-fold). It reads no clock, no environment and no
 // configuration.
 //
 // Three pieces share one fold:
@@ -20,6 +20,6 @@
 // over the events strictly before its step/start; its header is the one in
 // force at its first chunk, else at its step/end, else at the end of the
 // log; a step with no header in force has a null request. The request's
-// canonical JSON follows SPEC §6.1 key order and §2.2 text rules, and its
-// SHA-256 is the digest of §6.3.
+// canonical JSON follows docs/rules.md#the-request key order and docs/format.md#json-text text rules, and its
+// SHA-256 is the digest of docs/rules.md#digest.
 package rebuild

@@ -5,7 +5,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// ErrInvalid marks a log that breaks a rule of SPEC §3–§5: a replace whose
+// ErrInvalid marks a log that breaks a rule of docs/rules.md#validation: a replace whose
 // range is not on the surface or whose sources are incomplete, a delta
 // before any snapshot, an event out of seq order. It is codec.ErrInvalid,
 // so errors.Is works with either name.

@@ -15,7 +15,7 @@ type node struct {
 }
 
 // Fold is the incremental fold of one session's events that every rule of
-// SPEC §3 and §5 is checked by: the surface and the header in force. The
+// docs/rules.md#surface and docs/rules.md#header is checked by: the surface and the header in force. The
 // store's append validation, the incremental Builder and the from-scratch
 // reference all fold through it, so a log the store accepts is a log that
 // rebuilds.
@@ -38,7 +38,7 @@ type Fold struct {
 }
 
 // NewFold returns an empty fold. With derive set, surface nodes carry the
-// JSON of their derived message (SPEC §4).
+// JSON of their derived message (docs/rules.md#derived-history).
 func NewFold(derive bool) *Fold {
 	return &Fold{derive: derive, headerSeq: -1}
 }
@@ -46,7 +46,7 @@ func NewFold(derive bool) *Fold {
 // Next is the seq the next event must have.
 func (f *Fold) Next() int64 { return f.next }
 
-// Header returns the header in force (SPEC §5.5) and whether there is one.
+// Header returns the header in force (docs/rules.md#header-fold) and whether there is one.
 func (f *Fold) Header() (header.Snapshot, bool) { return f.header.Current() }
 
 // Surface returns the seqs on the surface, in surface order.
@@ -125,7 +125,7 @@ func (f *Fold) addSurface(ev *codec.Event) error {
 	return nil
 }
 
-// replaceRange checks a replace (SPEC §3) and returns the positions it
+// replaceRange checks a replace (docs/rules.md#surface) and returns the positions it
 // replaces: start and end on the surface, in order, every replaced seq
 // cited in sourceEventSeqs.
 func (f *Fold) replaceRange(ev *codec.Event) (ps, pe int, err error) {
@@ -160,8 +160,8 @@ func (f *Fold) replaceRange(ev *codec.Event) (ps, pe int, err error) {
 }
 
 // NewValidator returns the store's validation state for a new session
-// (SPEC §8.2): a Fold without derived messages, which checks every rule
-// of §2–§5 that an append must pass. The session header plays no part in
+// (docs/rules.md#validation): a Fold without derived messages, which
+// checks every rule that an append must pass. The session header plays no part in
 // them. Its type makes it assignable to eventlog.Options.NewValidator
 // without this package importing the store.
 func NewValidator(codec.SessionHeader) interface{ Validate(*codec.Event) error } {

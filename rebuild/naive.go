@@ -6,7 +6,7 @@ import (
 )
 
 // Request rebuilds from scratch the request of the step whose step/start
-// is events[start] (SPEC §6.2): history from the surface folded over
+// is events[start] (docs/rules.md#the-request-of-a-step): history from the surface folded over
 // events[:start], header folded up to the step's first chunk, else its
 // step/end, else the end of the log. It is the reference the Builder is
 // checked against; its cost is linear in the log for every step.

@@ -7,7 +7,7 @@ import (
 	"github.com/sessionlog/sessionlog/header"
 )
 
-// A request's canonical JSON (SPEC §6.1) is written in three parts:
+// A request's canonical JSON (docs/rules.md#the-request) is written in three parts:
 //
 //	head:     {"provider":P,"model":M,"messages":[PREFIX…
 //	history:  ,MSG,MSG…   (the derived history, comma-joined)
@@ -68,7 +68,7 @@ func appendTail(dst []byte, h *header.Snapshot, id string) []byte {
 }
 
 // AppendRequest appends the canonical JSON of the request made of header h,
-// the derived history msgs, and session id (SPEC §6.1).
+// the derived history msgs, and session id (docs/rules.md#the-request).
 func AppendRequest(dst []byte, h *header.Snapshot, msgs [][]byte, id string) []byte {
 	dst = appendHead(dst, h)
 	first := len(h.Prefix) == 0
@@ -113,5 +113,5 @@ func appendRequestNodes(dst []byte, h *header.Snapshot, nodes []node, id string)
 	return appendTail(dst, h, id)
 }
 
-// Digest is the request digest of SPEC §6.3: SHA-256 of the canonical JSON.
+// Digest is the request digest of docs/rules.md#digest: SHA-256 of the canonical JSON.
 func Digest(request []byte) [32]byte { return sha256.Sum256(request) }

@@ -11,8 +11,8 @@ import (
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
-// TestScenarios runs the scripts in testdata/scenarios, one rule of SPEC
-// §3–§6 per file or block. Commands:
+// TestScenarios runs the scripts in testdata/scenarios, one rule of
+// docs/rules.md#the-fold per file or block. Commands:
 //
 //	log [id=ID]   the input is a log: event lines in the interchange format,
 //	              seq assigned from 0 when a line has "seq":_ ; the session

@@ -6,7 +6,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// Break is a break of the turn and step structure of SPEC §3.1. Import
+// Break is a break of the turn and step structure of docs/rules.md#turns-and-steps. Import
 // accepts such logs (DSH's own fixtures break the structure); verify
 // reports breaks as warnings, and the loop checks its own appends.
 type Break struct {
@@ -15,12 +15,12 @@ type Break struct {
 	What string
 }
 
-// Structure checks SPEC §3.1 incrementally: turns numbered 1, 2, … without
+// Structure checks docs/rules.md#turns-and-steps incrementally: turns numbered 1, 2, … without
 // gaps; steps numbered from 1 inside each turn; step events, chunks,
 // assistant messages, tool calls and results naming the open turn and
 // step; each tool/result answering a tool call of its step (a tool/call
 // event, or a tool-call block of the step's assistant message, which is
-// what crash and abort closers answer); every event of a type SPEC §2.5
+// what crash and abort closers answer); every event of a type docs/format.md#event-types
 // names inside a turn (events of unknown types are data and may sit
 // anywhere).
 // The zero value is ready to use.
@@ -41,8 +41,8 @@ func (s *Structure) Add(ev *codec.Event) []Break {
 	}
 	if _, ok := ev.Data.(*codec.Opaque); ok {
 		// An event of a type this spec does not know is data and never
-		// affects rebuild (SPEC §2.5): it has no place in the turn
-		// structure, so it may sit between turns (SPEC §13's source/line
+		// affects rebuild (docs/format.md#event-types): it has no place in the turn
+		// structure, so it may sit between turns (docs/transcripts.md's source/line
 		// events do: a transcript's bookkeeping lines come before its
 		// first prompt and between its turns).
 		return nil

@@ -8,9 +8,9 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// TestStructure checks the turn structure of SPEC §3.1 on short logs,
-// among them events of unknown types (SPEC §2.5: data), which may sit
-// between turns, as SPEC §13's source/line events do.
+// TestStructure checks the turn structure of docs/rules.md#turns-and-steps on short logs,
+// among them events of unknown types (docs/format.md#event-types: data), which may sit
+// between turns, as docs/transcripts.md's source/line events do.
 func TestStructure(t *testing.T) {
 	tests := []struct {
 		name  string

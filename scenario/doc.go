@@ -1,5 +1,5 @@
 // Package scenario runs the real loop offline against a scripted model
-// (SPEC §10.1): a scenario file scripts the prompts, the system prompt,
+// (docs/cli.md#scenario-files): a scenario file scripts the prompts, the system prompt,
 // tool and config changes, injections, prefix contributors, the model's
 // replies and the tools' results. Options.Provider swaps the scripted
 // model for a live one (logtool run --provider): the scripted tool results

@@ -21,7 +21,7 @@ func exhausted() error {
 // reply of the current turn, streamed the way a live provider streams
 // (block-start, one text delta per word, block-end, usage, finish), so
 // the log has a live session's shape. Usage is estimated with the
-// estimator of SPEC §9.
+// estimator of docs/rules.md#compaction.
 type Provider struct {
 	Estimator compact.Estimator
 
@@ -191,7 +191,7 @@ func blockFields(block []byte) (fields, error) {
 	return f, nil
 }
 
-// inputEstimate estimates a request's input tokens (SPEC §9) from its JSON.
+// inputEstimate estimates a request's input tokens (docs/rules.md#compaction) from its JSON.
 func inputEstimate(est compact.Estimator, request []byte) int {
 	mp, err := codec.FromJSON(nil, request, codec.Limits{})
 	if err != nil {

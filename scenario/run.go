@@ -26,9 +26,9 @@ type Options struct {
 	Prefix  []loop.Contributor
 	PreStep []loop.PreStepHook
 	// Provider, when set, answers instead of the scripted model (a live
-	// model, SPEC §10 run --provider): the scenario's replies are ignored
+	// model, docs/cli.md run --provider): the scenario's replies are ignored
 	// and its tool results answer the model's calls, by call id or by
-	// tool name (§10.1). The compaction summarizer stays scripted.
+	// tool name (docs/cli.md#scenario-files). The compaction summarizer stays scripted.
 	Provider loop.Provider
 }
 
@@ -204,7 +204,7 @@ func (h *host) Step(ctx context.Context, turn, step int64) (loop.StepSpec, error
 				r, ok := results[c.ID]
 				if !ok {
 					// A live model's call ids cannot be known in
-					// advance: the tool's name answers them (§10.1).
+					// advance: the tool's name answers them (docs/cli.md#scenario-files).
 					r, ok = results[c.Name]
 				}
 				if !ok {

@@ -14,7 +14,7 @@ import (
 // codec.ErrInvalid, so errors.Is works with either name.
 var ErrInvalid = codec.ErrInvalid
 
-// Scenario is a parsed scenario file (SPEC §10.1). Opaque parts (messages,
+// Scenario is a parsed scenario file (docs/cli.md#scenario-files). Opaque parts (messages,
 // blocks, tool schemas, configs) are kept as the file's JSON bytes and
 // only ever decoded by the engine's own codec.
 type Scenario struct {

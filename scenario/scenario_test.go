@@ -106,7 +106,7 @@ func TestProviderExhausted(t *testing.T) {
 }
 
 // TestToolResultsByName: a call whose id has no scripted result is
-// answered by the result scripted under its tool's name (SPEC §10.1); one
+// answered by the result scripted under its tool's name (docs/cli.md#scenario-files); one
 // that matches neither gets an error result naming its id.
 func TestToolResultsByName(t *testing.T) {
 	st, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})

@@ -17,7 +17,7 @@ import (
 // TestCancelAtEveryCommit cancels a turn right after each of the loop's
 // commits in turn (the store is the real Log behind a decorator that
 // cancels once the chosen batch is stored), with steering and context
-// queued when the row says so. Whatever the moment, SPEC §7.1 and Send's
+// queued when the row says so. Whatever the moment, docs/loop.md#how-turns-end and Send's
 // contract hold: the turn ends aborted, Send returns no error, the log is
 // whole (step/end and turn/end written, verify clean even when strict),
 // whatever was queued reaches the log, and the next turn runs. Found by
@@ -170,7 +170,7 @@ func (s *cancellingStore) Append(ctx context.Context, session string, events []c
 // queued (Inject returns nil: the host is told it is taken); when the turn
 // is then cancelled, during dispatch or while its tools run, Send must
 // still end it aborted without an error, and the queued context must reach
-// the log (SPEC §7: queued injections are appended, or become turns of
+// the log (docs/loop.md: queued injections are appended, or become turns of
 // their own once no turn runs). Found by TestCrash's injectors.
 func TestInjectQueuedInCancelledTurn(t *testing.T) {
 	tests := []struct {

@@ -470,7 +470,7 @@ func (b *barrier) wait() {
 }
 
 // TestConcurrentCreates races writers that create the same session id at
-// once, by Create, Fork and Import mixed (SPEC §8.2, §11 conflict): for
+// once, by Create, Fork and Import mixed (docs/rules.md#import, docs/rules.md#error-classes conflict): for
 // each id exactly one wins, every other gets ErrConflict and nothing else,
 // and the session stored is the winner's, whole.
 func TestConcurrentCreates(t *testing.T) {
@@ -567,7 +567,7 @@ func (s *eventSlice) Next() (codec.Event, error) {
 }
 
 // TestStoreLock proves that one store is never open for writing in two
-// processes (SPEC §8.1): while a child process holds it, Open here fails
+// processes (docs/rules.md#store): while a child process holds it, Open here fails
 // with ErrLocked once the short LockTimeout expires, read-write and
 // read-only alike; once the child is gone, whether it closed the store or
 // was killed, Open succeeds; and a child fails the same way while this

@@ -70,7 +70,7 @@ type probeResult struct {
 	Class string `json:"class"`
 	// Err is the refusal, or the first error seen.
 	Err string `json:"err,omitempty"`
-	// Unclassified lists errors that carry no class (SPEC §11 wants one).
+	// Unclassified lists errors that carry no class (docs/rules.md#error-classes wants one).
 	Unclassified []string `json:"unclassified,omitempty"`
 	// Findings are verify's findings that are not warnings (at most 64).
 	Findings []findingKey `json:"findings,omitempty"`
@@ -205,7 +205,7 @@ func diffState(want, got *storeState) string {
 	return ""
 }
 
-// classified reports whether err carries one of the classes of SPEC §11.
+// classified reports whether err carries one of the classes of docs/rules.md#error-classes.
 func classified(err error) bool {
 	return errors.IsAny(err, eventlog.ErrCorrupt, eventlog.ErrInvalid, eventlog.ErrUnsupported,
 		eventlog.ErrNotFound, eventlog.ErrLocked, salvage.ErrDamaged)

@@ -21,7 +21,7 @@ import (
 	"github.com/sessionlog/sessionlog/scenario"
 )
 
-// TestCorrupt is the corruption sweep (SPEC §8.1, §11; style R32): it
+// TestCorrupt is the corruption sweep (docs/rules.md#store, docs/rules.md#error-classes; style R32): it
 // writes a small real store, then damages copies of its file one byte at a
 // time (XOR with a random non-zero mask) and checks what a reader of each
 // copy sees. Every probe runs in a worker process (TestCorruptWorker), so

@@ -323,7 +323,7 @@ func (c *sessionCheck) run(ctx context.Context) error {
 }
 
 // checkClosers checks the events loop.Open appended after a kill left o:
-// none when no turn was open; else, per SPEC §7, a tool/result for each
+// none when no turn was open; else, per docs/loop.md, a tool/result for each
 // pending call (isError, InterruptedError, citing its tool/call when one
 // was logged), step/end if a step was open, then turn/end interrupted, all
 // with the time of the last event before them.
@@ -421,7 +421,7 @@ func (c *sessionCheck) count(ev *codec.Event) {
 }
 
 // openState is what a crash leaves open at the end of a log, computed
-// here from SPEC §7's words, independently of the loop: the open turn and
+// here from docs/loop.md's words, independently of the loop: the open turn and
 // step, and the pending calls (the tool-call blocks of the open step's
 // assistant/message that have no tool/result; reset at step/end,
 // turn/start and turn/end).

@@ -1,6 +1,7 @@
 // Package stress proves, under load and under SIGKILL, the promises the
-// store and the loop make about durability and concurrency (SPEC §7
-// durability points and commit batches, §8.2 appends, §11). It holds no
+// store and the loop make about durability and concurrency (the durability
+// points and commit batches of docs/loop.md#commit-batches, the appends of
+// docs/rules.md#appends, docs/rules.md#error-classes). It holds no
 // production code: everything is in its tests, which drive the real
 // eventlog.Log on real bbolt files with the default durability (fsync on
 // commit) and the real loop.
@@ -53,7 +54,7 @@
 //     warnings (an open turn is what a crash leaves);
 //   - every event reported durable is stored, at its seq, with the same
 //     payload hash: no acknowledged event is lost or changed;
-//   - loop.Open appends exactly the crash closers SPEC §7 names when the
+//   - loop.Open appends exactly the crash closers docs/loop.md names when the
 //     last turn is open (a tool/result per pending call, step/end, then
 //     turn/end interrupted, each with the last event's time), one more turn
 //     runs to completion, and the session verifies clean again; one crashed

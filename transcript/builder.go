@@ -9,7 +9,7 @@ import (
 func encodeBase64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
 // rawEvent writes the storage form of an event the importer creates, as
-// codec.NewEvent does (SPEC §2.4's key order: type, seq, time, data,
+// codec.NewEvent does (docs/format.md#envelope's key order: type, seq, time, data,
 // sourceEventSeqs?, surfaceOp? on surface types), into one buffer sized
 // up front: an import copies every line's bytes more than once, and this
 // is where the copies were.
@@ -47,7 +47,7 @@ func rawEvent(typ string, seq int64, time float64, data *codec.Object, op codec.
 	return codec.AppendString(buf, "append")
 }
 
-// builder writes the mapped events of SPEC §13 for both formats: turns,
+// builder writes the mapped events of docs/transcripts.md for both formats: turns,
 // steps (one per model response, buffered until the response is over so
 // that its tool results join it), header snapshots, the surface and its
 // compaction brackets. Every event carries origin {format, line}.
@@ -148,7 +148,7 @@ func (b *builder) emit(typ string, data *codec.Object, line int, op codec.Surfac
 	return ev.Seq, nil
 }
 
-// replaceSpan returns surface with the nodes from start to end (SPEC §3,
+// replaceSpan returns surface with the nodes from start to end (docs/rules.md#surface,
 // by position) replaced by seq, in a new array; a span not on surface
 // (the caller's error, which validation refuses) leaves only seq.
 func replaceSpan(surface []int64, start, end, seq int64) []int64 {
@@ -436,7 +436,7 @@ func (b *builder) contextMessageOp(line int, content []byte, kind string, op cod
 	return err
 }
 
-// compactStart opens a compaction bracket (SPEC §9's shape) at line and
+// compactStart opens a compaction bracket (docs/rules.md#compaction's shape) at line and
 // returns its seq.
 func (b *builder) compactStart(line int) (int64, error) {
 	if err := b.closeStep(); err != nil {

@@ -6,7 +6,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// claudeMapper maps Claude Code transcript lines (SPEC §13). The first
+// claudeMapper maps Claude Code transcript lines (docs/transcripts.md). The first
 // pass (scanClaude) chose the branch: onBranch[n] is set for the lines
 // of the conversation that ends at the leaf.
 type claudeMapper struct {
@@ -398,7 +398,7 @@ func claudeAssistantContent(c value, n int, t float64) (bs, replay [][]byte, cal
 	return bs, replay, calls, true
 }
 
-// claudeUsage converts an Anthropic usage object (SPEC §13).
+// claudeUsage converts an Anthropic usage object (docs/transcripts.md).
 func claudeUsage(u value) []byte {
 	f := u.fields("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 	in, ok1 := f[0].num()

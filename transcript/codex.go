@@ -47,7 +47,7 @@ func scanCodex(lr *lineReader, lim codec.Limits) (headerInfo, error) {
 	}
 }
 
-// codexMapper maps Codex rollout lines (SPEC §13).
+// codexMapper maps Codex rollout lines (docs/transcripts.md).
 type codexMapper struct {
 	meta      bool   // the first session_meta was read
 	lastTotal []byte // total_token_usage of the last counted token_count

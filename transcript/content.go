@@ -2,7 +2,7 @@ package transcript
 
 import "github.com/sessionlog/sessionlog/codec"
 
-// reserved are the block types the engine reads (SPEC §2.6): a source
+// reserved are the block types the engine reads (docs/format.md#content-blocks): a source
 // block passed through opaque must not use one of them.
 func reserved(t string) bool {
 	switch t {

@@ -14,7 +14,7 @@ import (
 	"github.com/sessionlog/sessionlog/verify"
 )
 
-// sharedFiles returns the shared transcript corpus's files (SPEC §13) by
+// sharedFiles returns the shared transcript corpus's files (docs/transcripts.md) by
 // format; the test skips when ../shared is absent, and fails when it is
 // there without the transcripts.
 func sharedFiles(t *testing.T) map[transcript.Format][]string {

@@ -22,7 +22,7 @@ type counts struct {
 
 // TestCounts checks that prompts, tool calls, tool results, compactions
 // and usage are mapped one for one: the expected counts are computed here
-// from the file itself with encoding/json, by the rules of SPEC §13, and
+// from the file itself with encoding/json, by the rules of docs/transcripts.md, and
 // compared with the events the store holds after import (read back as
 // exported JSONL).
 func TestCounts(t *testing.T) {
@@ -63,7 +63,7 @@ func lines(data []byte) []map[string]any {
 		d := json.NewDecoder(bytes.NewReader(l))
 		d.UseNumber()
 		if !utf8.Valid(l) || d.Decode(&m) != nil {
-			// Text that is not UTF-8 is not JSON (SPEC §2.2).
+			// Text that is not UTF-8 is not JSON (docs/format.md#json-text).
 			m = nil
 		}
 		out = append(out, m)
@@ -232,7 +232,7 @@ func claudeCounts(data []byte) counts {
 				for _, b := range blocks {
 					bm, _ := b.(map[string]any)
 					if _, ok := str(bm, "type"); !ok {
-						// Not a content block (SPEC §2.6): the line is kept.
+						// Not a content block (docs/format.md#content-blocks): the line is kept.
 						plain = false
 					}
 					if bm["type"] == "tool_result" {

@@ -11,7 +11,7 @@ import (
 const DetectLines = 64
 
 // Detect tells DSH session JSONL, Codex rollouts and Claude Code
-// transcripts apart by their first JSON lines (SPEC §13 auto): the first
+// transcripts apart by their first JSON lines (docs/transcripts.md auto): the first
 // line that is decisive wins. head is the start of the file (a torn last
 // line in it is ignored). A file with no decisive line among its first
 // DetectLines lines is refused with ErrFormat.

@@ -1,4 +1,4 @@
-// Package transcript imports other agents' session files (SPEC §13):
+// Package transcript imports other agents' session files (docs/transcripts.md):
 // OpenAI Codex rollouts and Anthropic Claude Code transcripts. Open reads
 // a file and returns a Session, an eventlog.Source whose events are
 //
@@ -6,7 +6,7 @@
 //     exact text ({"format","line","text"}; "base64" instead of "text"
 //     for a line that is not UTF-8, "newline":false on a last line that
 //     had no newline), so WriteSource writes the file back byte for byte;
-//   - after the lines that carry them, the events of SPEC §2.5 the source
+//   - after the lines that carry them, the events of docs/format.md#event-types the source
 //     describes: turns, one step per model response (its assistant
 //     message, tool calls and the tool results answering them), user and
 //     context messages, header snapshots with only what the source
@@ -34,7 +34,7 @@
 // # The recording gateway's mapping
 //
 // The same item conversions map the exchanges the recording gateway
-// records (SPEC §15.2–§15.3): request bodies of the Anthropic Messages
+// records (docs/gateway.md#sessions and docs/gateway.md#what-is-recorded): request bodies of the Anthropic Messages
 // API (APIAnthropic), Chat Completions (APIChat) and the Responses API
 // (APIResponses), and their answers. It is pure (no HTTP, no store), so
 // verify re-runs it over the recorded bytes.
@@ -61,11 +61,11 @@
 //     chunks and errors directly.) MapAnswer returns assistant/message and
 //     tool/call events, leaving the step open for the results when the
 //     answer called tools, else step/end and turn/end; a failed or cut
-//     answer ends the step and turn (SPEC §7.1); an answer to a request
+//     answer ends the step and turn (docs/loop.md#how-turns-end); an answer to a request
 //     that is no longer the lane's open one is ErrStale. Close ends a
 //     turn whose answer a crash lost; LaneFrom rebuilds a Lane from the
 //     session's events after a restart.
-//   - Prefix(api, prev, cur) is the cache audit's measure (SPEC §15.4):
+//   - Prefix(api, prev, cur) is the cache audit's measure (docs/gateway.md#cache-audit):
 //     the bytes of body cur in the prefix it shares with prev, the
 //     lane's previous request, in the API's order (tools, system, then
 //     the conversation items, each whole while it equals prev's in

@@ -10,7 +10,7 @@ import (
 )
 
 // Gateway is the origin format of the events the recording gateway maps
-// (SPEC §15.3): they carry "origin":{"format":"gateway","seq":N}, N the
+// (docs/gateway.md#what-is-recorded): they carry "origin":{"format":"gateway","seq":N}, N the
 // seq of their exchange's wire/request.
 const Gateway Format = "gateway"
 
@@ -31,7 +31,7 @@ func ParseRequest(api string, body []byte) (*Request, error) {
 	return &Request{req: req}, nil
 }
 
-// Root returns the lane key of the request (SPEC §15.2): a digest, in
+// Root returns the lane key of the request (docs/gateway.md#sessions): a digest, in
 // hex, of the conversation's first user message in normal form (cache
 // markers dropped, a list of one text block equal to its text). Two
 // requests of one conversation have the same root; a sub-agent's or a
@@ -45,7 +45,7 @@ func (r *Request) Root() (string, error) {
 
 // PromptCacheKey is the body's top-level prompt_cache_key string, "" when
 // it has none: the agent's session id of a client that sends no header
-// naming it (SPEC §15.2).
+// naming it (docs/gateway.md#sessions).
 func (r *Request) PromptCacheKey() string { return r.req.cacheKey }
 
 // Root is ParseRequest(api, body).Root().
@@ -58,7 +58,7 @@ func Root(api string, body []byte) (string, error) {
 }
 
 // Break says, as far as the mapping can tell, why a request could not
-// reuse the previous request's prompt cache of its lane (SPEC §15.4).
+// reuse the previous request's prompt cache of its lane (docs/gateway.md#cache-audit).
 type Break struct {
 	// Kind is one of BreakFirst, BreakConfig, BreakTools, BreakSystem,
 	// BreakEdited, BreakReordered, BreakMarkers, BreakNone: the first
@@ -86,8 +86,8 @@ const (
 	BreakNone      = "none"
 )
 
-// Lane is the state of one conversation of the recording gateway (SPEC
-// §15.2): one session. MapRequest maps each request body to the events
+// Lane is the state of one conversation of the recording gateway
+// (docs/gateway.md#sessions): one session. MapRequest maps each request body to the events
 // it adds, MapAnswer the answer's chunks. It is not safe for concurrent
 // use; the gateway maps one exchange of a lane at a time, in order.
 type Lane struct {
@@ -151,14 +151,14 @@ func (l *Lane) done() []codec.Event {
 	return out
 }
 
-// MapRequest maps a request body of the lane's API (SPEC §15.3): the
+// MapRequest maps a request body of the lane's API (docs/gateway.md#what-is-recorded): the
 // events it adds to the lane's session, the first at seq next, each with
 // origin {format:"gateway", seq: origin} (origin the seq of the
 // exchange's wire/request) and the time given:
 //
 //   - a conversation that extends the previous request's adds its new
 //     items; one that does not (edited, dropped, compacted) replaces the
-//     changed span of the surface (SPEC §3), so that the step rebuilds to
+//     changed span of the surface (docs/rules.md#surface), so that the step rebuilds to
 //     this request's conversation;
 //   - a new user prompt (a user message without tool results) ends the
 //     open step and turn and starts a turn; items before it that are not
@@ -173,7 +173,7 @@ func (l *Lane) done() []codec.Event {
 //     reports as a structure warning;
 //   - then step/start, and a request/header snapshot (initial, then
 //     change) when system, tools or config differ from the header in
-//     force, right after it as the loop writes it (SPEC §6.2).
+//     force, right after it as the loop writes it (docs/rules.md#the-request-of-a-step).
 //
 // The Break says what the request changed against the previous one. A
 // body that is not of the API's shape is refused (ErrInvalid, naming the

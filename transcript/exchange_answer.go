@@ -9,7 +9,7 @@ import (
 	"github.com/sessionlog/sessionlog/wire"
 )
 
-// Why an answer was cut before its end (SPEC §15.1), as Answer.Cut takes
+// Why an answer was cut before its end (docs/gateway.md#running-it), as Answer.Cut takes
 // it.
 const (
 	CutClient   = "client"   // the client went away: the turn is aborted
@@ -212,7 +212,7 @@ func (a *Answer) Fail(err error) {
 func (a *Answer) Cut(reason string) { a.cut = reason }
 
 // HTTPError is the failure of an answer of api with a non-2xx status
-// (SPEC §12.2, §12.3): the Responses API's errors read as Chat
+// (docs/wire.md#openai-chat, docs/wire.md#anthropic-messages): the Responses API's errors read as Chat
 // Completions' (both are OpenAI's).
 func HTTPError(api string, status int, body []byte) *wire.Error {
 	r, err := wire.Lookup(renderer(api))
@@ -222,8 +222,8 @@ func HTTPError(api string, status int, body []byte) *wire.Error {
 	return r.HTTPError(status, body)
 }
 
-// MapAnswer maps the answer to the lane's open request (SPEC §15.3,
-// §7.1), the events' seqs from next, origin and time as MapRequest's:
+// MapAnswer maps the answer to the lane's open request (docs/gateway.md#what-is-recorded,
+// docs/loop.md#how-turns-end), the events' seqs from next, origin and time as MapRequest's:
 //
 //   - an answer that finished (stop, tool-calls, max-tokens) is an
 //     assistant/message with its blocks, usage and provenance {provider,
@@ -345,7 +345,7 @@ func (l *Lane) cutReason(why string) []byte {
 }
 
 // Close ends the lane's open step and turn, if any, with turn/end of the
-// kind given (SPEC §7.1: "interrupted" for a request whose answer a
+// kind given (docs/loop.md#how-turns-end: "interrupted" for a request whose answer a
 // crash lost; the gateway calls it when it finds Awaiting true on
 // restart). Nothing when no turn is open.
 func (l *Lane) Close(kind string, origin, next int64, time float64) ([]codec.Event, error) {

@@ -7,7 +7,7 @@ import (
 )
 
 // configKeys are the body keys of each API that a recorded request's
-// config holds (SPEC §15.3: model and the sampling, reasoning and output
+// config holds (docs/gateway.md#what-is-recorded: model and the sampling, reasoning and output
 // fields), carried verbatim under config.params. Anything else (stream,
 // metadata, client_metadata, prompt_cache_key, store, …) is not config:
 // a change of it is no header change.
@@ -27,7 +27,7 @@ func providerOf(api string) string {
 }
 
 // gatewayConfig builds a recorded request's header config: provider,
-// model, the typed keys of SPEC §5.1 and §12.1 the body gives
+// model, the typed keys of docs/rules.md#epochheader and docs/wire.md#renderers the body gives
 // (temperature, maxTokens, stop, thinking, reasoningEffort), wire = the
 // API's name, source = "gateway", then params: the API's own config keys
 // as the body has them, in body order.
@@ -103,7 +103,7 @@ func stopList(v value) ([]byte, bool) {
 	return nil, false
 }
 
-// headerOf builds the header a request sends (SPEC §5.1, canonical:
+// headerOf builds the header a request sends (docs/rules.md#epochheader, canonical:
 // system and tools absent when empty).
 func (req *request) header() []byte {
 	var h codec.Object

@@ -11,7 +11,7 @@ import (
 )
 
 // Reuse is what a request body shares with the previous request of its
-// lane (SPEC §15.4), measured on the current body's bytes.
+// lane (docs/gateway.md#cache-audit), measured on the current body's bytes.
 type Reuse struct {
 	// Break is why the shared prefix ended, as MapRequest names it.
 	Break Break
@@ -324,7 +324,7 @@ func jsonSkip(b []byte, i int) int {
 }
 
 // Usage returns the usage the answer reported, false when it reported
-// none (SPEC §15.4: the cache reads of a recorded exchange).
+// none (docs/gateway.md#cache-audit: the cache reads of a recorded exchange).
 func (a *Answer) Usage() (wire.Usage, bool) {
 	if a.usage == nil {
 		return wire.Usage{}, false

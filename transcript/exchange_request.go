@@ -9,7 +9,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// The APIs the recording gateway maps (SPEC §15.1), by the names its
+// The APIs the recording gateway maps (docs/gateway.md#running-it), by the names its
 // wire/request events record.
 const (
 	APIAnthropic = "anthropic-messages"
@@ -18,7 +18,7 @@ const (
 )
 
 // marker is the key of a cache marker: dropped from every block, tool and
-// system part in the normal form (SPEC §15.2).
+// system part in the normal form (docs/gateway.md#sessions).
 const marker = "cache_control"
 
 // Kinds of conversation units: what surface event each becomes.
@@ -127,7 +127,7 @@ func assistantKey(blocks [][]byte) digest {
 	return k.sum()
 }
 
-// canonicalJSON returns a JSON text in SPEC §2.2's form (keys in their
+// canonicalJSON returns a JSON text in docs/format.md#json-text's form (keys in their
 // order), or s itself when it is not JSON: arguments streamed as
 // fragments and arguments a client re-serialized compare equal.
 func canonicalJSON(s string) string {
@@ -229,7 +229,7 @@ func (req *request) coalesce() {
 	req.units = out
 }
 
-// setRoot makes the units of item the conversation's root (SPEC §15.2:
+// setRoot makes the units of item the conversation's root (docs/gateway.md#sessions:
 // its first user message), once; parseRequest digests it.
 func (req *request) setRoot(item int) {
 	if !req.hasRoot {

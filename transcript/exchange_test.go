@@ -15,7 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/wire"
 )
 
-// The tests of the gateway's mapping (SPEC §15.2–§15.3) run scripted
+// The tests of the gateway's mapping (docs/gateway.md#sessions and docs/gateway.md#what-is-recorded) run scripted
 // conversations, written once in a neutral form, through each API: the
 // test renders every request body the way the API's clients do and every
 // answer as the API streams it, maps both through a Lane, appends the
@@ -484,7 +484,7 @@ func (s *session) stored() (codec.SessionHeader, []codec.Event) {
 }
 
 // check rebuilds the step at start and compares its messages with conv;
-// it also says what breaks of SPEC §3.1's structure the log has.
+// it also says what breaks of docs/rules.md#turns-and-steps's structure the log has.
 func (s *session) check(start int64, conv []turnItem) {
 	s.t.Helper()
 	h, evs := s.stored()
@@ -504,7 +504,7 @@ func (s *session) check(start int64, conv []turnItem) {
 	}
 }
 
-// structure returns the SPEC §3.1 breaks of the stored log.
+// structure returns the docs/rules.md#turns-and-steps breaks of the stored log.
 func (s *session) structure() []rebuild.Break {
 	_, evs := s.stored()
 	var st rebuild.Structure
@@ -526,7 +526,7 @@ var (
 
 // TestLaneSession runs a session of two prompts, the first with a tool
 // call, through each API: every step rebuilds to its body's
-// conversation, the log keeps SPEC §3.1's structure, and the header is
+// conversation, the log keeps docs/rules.md#turns-and-steps's structure, and the header is
 // written once.
 func TestLaneSession(t *testing.T) {
 	for _, c := range clients {

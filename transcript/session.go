@@ -14,15 +14,15 @@ import (
 // Format names a session file format.
 type Format string
 
-// The formats import reads (SPEC §13). DSH is this engine's own.
+// The formats import reads (docs/transcripts.md). DSH is this engine's own.
 const (
 	DSH        Format = "dsh"
 	Codex      Format = "codex"
 	ClaudeCode Format = "claude-code"
 )
 
-// TypeSourceLine is the event type of a verbatim source line (SPEC §13).
-// To rebuild it is an unknown type: opaque data (SPEC §2.5).
+// TypeSourceLine is the event type of a verbatim source line (docs/transcripts.md).
+// To rebuild it is an unknown type: opaque data (docs/format.md#event-types).
 const TypeSourceLine = "source/line"
 
 // Options configures Open. The zero value means the defaults.
@@ -40,7 +40,7 @@ type Options struct {
 	Limits codec.Limits
 }
 
-// Usage is a sum of token counts as SPEC §2.5 defines them (disjoint
+// Usage is a sum of token counts as docs/format.md#event-types defines them (disjoint
 // buckets: billed input = Input + CacheRead + CacheWrite).
 type Usage struct {
 	Input, Output, CacheRead, CacheWrite, Reasoning int64
@@ -49,7 +49,7 @@ type Usage struct {
 // KindCount counts the lines of one source line kind by what became of
 // them.
 type KindCount struct {
-	// Mapped lines produced events of SPEC §2.5 (or header fields).
+	// Mapped lines produced events of docs/format.md#event-types (or header fields).
 	Mapped int
 	// Kept lines are of a known kind that is not mapped (or not in this
 	// place: another branch, a sidechain, a duplicate), kept verbatim.
@@ -119,7 +119,7 @@ type mapper interface {
 // Session is an imported source file as an eventlog.Source: Next yields
 // its events (source lines and mapped events) in order, then io.EOF.
 type Session struct {
-	// Header is the session header line (SPEC §13: id, createdAt, cwd).
+	// Header is the session header line (docs/transcripts.md: id, createdAt, cwd).
 	Header codec.SessionHeader
 	// Format is the source's format.
 	Format Format

@@ -121,7 +121,7 @@ func (v value) elems() []value {
 	return out
 }
 
-// json returns the value's JSON text (SPEC §2.2).
+// json returns the value's JSON text (docs/format.md#json-text).
 func (v value) json() string {
 	out, _, err := codec.ToJSON(nil, v)
 	if err != nil {

@@ -55,7 +55,7 @@ GET /api/sessions/{id}/steps?from=I&limit=N
 GET /api/sessions/{id}/steps/{T.S}
     {"turn","step","stepStartSeq","digest","recorded":[…],"headerSeq","same","bodies":[{"wire","body"|"error"}],
     "request"}: request is the exact canonical request (null when none), same counts its leading messages shared
-    with the previous request, and each body is a wire renderer's exact body as a JSON string (SPEC §12); a body
+    with the previous request, and each body is a wire renderer's exact body as a JSON string (docs/wire.md); a body
     over 64 KiB is {"wire","bytes","url"} instead, url downloading it (of a request over 8 MiB, {"wire","url"}:
     the bodies are rendered only when downloaded). GET /s/{id}/step/{T.S}/request.json
     downloads the request bytes alone, …/message/{i} one message of it.

@@ -62,7 +62,7 @@
 // diff folds the log up to the steps shown and builds only their
 // requests (package audit). The step page shows the wire body of each
 // Renderer the caller hands over; WireRenderers gives one per renderer of
-// package wire (SPEC §12), as logtool serve uses.
+// package wire (docs/wire.md), as logtool serve uses.
 //
 // ui sits on floor 7 of DESIGN.md: it imports audit, verify, wire,
 // rebuild, eventlog and codec, and nothing imports it but the commands.

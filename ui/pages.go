@@ -345,7 +345,7 @@ type bodyView struct {
 }
 
 // messages returns the messages of a built step's request: its header's
-// session prefix, then its derived history (SPEC §6.1), as the request
+// session prefix, then its derived history (docs/rules.md#the-request), as the request
 // holds them, without another copy.
 func messages(st *rebuild.Step) [][]byte {
 	return append(slices.Clip(st.Header.Prefix), st.History...)

@@ -32,8 +32,8 @@ var ErrBadRequest = errors.New("ui: bad request")
 // access not allowed.
 var ErrRemote = errors.New("ui: not a loopback address")
 
-// Renderer renders a step's request as the body a provider received (SPEC
-// §12): the step page shows one body per renderer.
+// Renderer renders a step's request as the body a provider received
+// (docs/wire.md): the step page shows one body per renderer.
 type Renderer struct {
 	// Name is the renderer's name (openai-chat, anthropic-messages).
 	Name string

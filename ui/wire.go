@@ -6,7 +6,7 @@ import (
 )
 
 // WireRenderers returns a Renderer for each renderer of package wire
-// (SPEC §12), in name order: the step page then shows the body each
+// (docs/wire.md), in name order: the step page then shows the body each
 // provider API would have received for the step, byte for byte what
 // logtool replay --wire prints.
 func WireRenderers() []Renderer {

@@ -1,7 +1,7 @@
-// Package verify checks a stored session end to end (SPEC §10 verify):
+// Package verify checks a stored session end to end (docs/rules.md#verify):
 // the records (frame, CRC, key = seq, no gaps), the chain hash and count
 // of the head, every rule of the log through the same fold the store
-// validates appends with, the turn structure of SPEC §3.1 (warnings unless
+// validates appends with, the turn structure of docs/rules.md#turns-and-steps (warnings unless
 // strict), that every step rebuilds, and every recorded request digest,
 // including those a fork child inherited, which are checked with the id of
 // the session that wrote them; and, in a session the recording gateway

@@ -9,7 +9,7 @@ import (
 	"github.com/sessionlog/sessionlog/wire/recorded"
 )
 
-// mapping re-runs the recording gateway's mapping (SPEC §15.3, package
+// mapping re-runs the recording gateway's mapping (docs/gateway.md#what-is-recorded, package
 // transcript) over a lane session's recorded bytes, as the gateway ran
 // it: every wire/request of the lane's API through MapRequest with its
 // seq and time, every wire/response through NewAnswer and MapAnswer with

@@ -27,26 +27,26 @@ const (
 	// seq, seqs have a gap, or the chain hash or count disagrees with the
 	// head.
 	Corrupt Kind = iota + 1
-	// Invalid: an event breaks a rule of SPEC §2–§5.
+	// Invalid: an event breaks a rule of docs/rules.md#validation.
 	Invalid
 	// Digest: a recorded request/digest does not match the rebuild, sits
 	// outside its step, or is on a step whose request is null.
 	Digest
-	// Structure: a break of the turn structure of SPEC §3.1; a warning
+	// Structure: a break of the turn structure of docs/rules.md#turns-and-steps; a warning
 	// unless Options.Strict.
 	Structure
 	// Torn: the store's Open dropped a torn tail of its write-ahead log,
 	// a write a crash interrupted that was never acknowledged; always a
 	// warning (CheckWAL).
 	Torn
-	// Wire: the recorded bytes of a gateway session (SPEC §15.3) do not
+	// Wire: the recorded bytes of a gateway session (docs/gateway.md#what-is-recorded) do not
 	// add up: a chunk whose digest is not its bytes, a body whose chunks
 	// are missing or do not make its size and digest, a chunk no record
 	// uses. An exchange without an answer (a crash, or a live stream) is
 	// a warning.
 	Wire
 	// Mapping: a recorded session's mapped events are not the mapping of
-	// its recorded bytes (SPEC §15.3: re-run with package transcript);
+	// its recorded bytes (docs/gateway.md#what-is-recorded: re-run with package transcript);
 	// reported at the first differing seq, after which the mapping is
 	// not checked. A lane whose mapped events are absent (the store
 	// refused them, and the gateway recorded the bytes alone) is a
@@ -136,7 +136,7 @@ func (r *Result) add(seq int64, k Kind, warning bool, err error, format string, 
 		Message: fmt.Sprintf(format, args...), Err: err})
 }
 
-// Session verifies one stored session (SPEC §10 verify): every record's
+// Session verifies one stored session (docs/rules.md#verify): every record's
 // frame and CRC, key = seq, no gaps, the chain hash and event count of the
 // head, every rule of the log through the same fold the store validates
 // with, the turn structure (warnings unless Strict), that every step
@@ -363,7 +363,7 @@ func (w *walker) writerDigest(start int64, id string) ([32]byte, bool) {
 }
 
 // lineage returns the function that names the session that wrote an
-// inherited event (SPEC §6.3): walk parentSession while the seq is below
+// inherited event (docs/rules.md#digest): walk parentSession while the seq is below
 // the session's seedLength. false: an ancestor is not in the store.
 func lineage(ctx context.Context, s Store, h codec.SessionHeader) (func(seq int64) (string, bool), []string) {
 	type link struct {

@@ -55,7 +55,7 @@ func (r *Renderer) TranslateJSON(dst []Chunk, body []byte) ([]Chunk, error) {
 		elems(members["content"], func(i int, b []byte) {
 			at := strconv.Itoa(i)
 			// A block's start carries it whole: a tool_use's input is its
-			// first (here only) arguments fragment (SPEC §12.3).
+			// first (here only) arguments fragment (docs/wire.md#anthropic-messages).
 			event("content_block_start", append(append([]byte(`{"type":"content_block_start","index":`+at+`,"content_block":`), asJSON(b)...), '}'))
 			event("content_block_stop", []byte(`{"type":"content_block_stop","index":`+at+`}`))
 		})

@@ -6,7 +6,7 @@ import (
 	"github.com/sessionlog/sessionlog/header"
 )
 
-// anthropicMessages is Anthropic's Messages API (SPEC §12.3).
+// anthropicMessages is Anthropic's Messages API (docs/wire.md#anthropic-messages).
 var anthropicMessages = &Renderer{
 	name: AnthropicMessages,
 	path: "/v1/messages",
@@ -25,7 +25,7 @@ var anthropicMessages = &Renderer{
 // defaultMaxTokens is max_tokens when the request has no maxTokens.
 const defaultMaxTokens = 4096
 
-// anthropicBody writes the body keys in SPEC §12.3's order.
+// anthropicBody writes the body keys in docs/wire.md#anthropic-messages's order.
 func anthropicBody(w *writer, req *request, h *header.Snapshot) error {
 	w.raw(`{"model":`)
 	if err := w.value(req.model); err != nil {

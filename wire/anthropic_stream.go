@@ -6,7 +6,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// anthropicStream translates Messages API events (SPEC §12.3).
+// anthropicStream translates Messages API events (docs/wire.md#anthropic-messages).
 type anthropicStream struct {
 	set      blockSet
 	wire     []anthropicBlock // wire index → block, for open blocks

@@ -1,6 +1,6 @@
-// Package wire turns a canonical request (SPEC §6.1) into the exact HTTP
+// Package wire turns a canonical request (docs/rules.md#the-request) into the exact HTTP
 // request a model provider receives, and a provider's streamed answer into
-// the chunks the log records (SPEC §12). It is pure: no network, no store,
+// the chunks the log records (docs/wire.md). It is pure: no network, no store,
 // no clock. The bytes a provider of this engine sends are a function of
 // the request, the header in force at the step and the renderer the
 // header names, so anyone holding the log rebuilds them: logtool replay
@@ -21,13 +21,13 @@
 // goes in (KeyHeader, KeyPrefix) and the provider adds it. A renderer's
 // mapping is frozen: a change of any byte is a new name.
 //
-// The body is written with codec's JSON text encoder (SPEC §2.2,
+// The body is written with codec's JSON text encoder (docs/format.md#json-text,
 // JSON.stringify's rules) from the request's storage form: values the
 // engine carries (tool descriptions and parameters, ids, arguments) are
 // written as stored; texts concatenated by the mapping are joined as
 // UTF-16 strings are, so the two halves of a surrogate pair split across
 // blocks become one character. The header contributes only the wire keys
-// of SPEC §12.1: thinking and reasoningEffort (the request holds
+// of docs/wire.md#renderers: thinking and reasoningEffort (the request holds
 // everything else). Rendering walks the request once, rendering messages
 // as they are read; its cost is linear in the request.
 //
@@ -36,14 +36,14 @@
 // Renderer.NewTranslator returns a Translator for one answer. Feed it the
 // body's bytes as they arrive, in any split; it returns the chunks they
 // complete (block-start, text-delta, reasoning-delta, tool-call-delta,
-// block-end, usage, finish; SPEC §2.5). End is called when the body ends.
+// block-end, usage, finish; docs/format.md#event-types). End is called when the body ends.
 // A translator holds only the current incomplete SSE line and each open
 // block's text (block-end carries the finished block), never the stream.
 // Renderer.TranslateJSON translates an answer that was not streamed (one
 // JSON object) into the chunks its stream would have given, by reading
 // it as the events a server streams for it (the recording gateway maps
-// such answers too, SPEC §15.3).
-// Failures are *Error values with the codes of SPEC §12: STREAM_CLOSED,
+// such answers too, docs/gateway.md#what-is-recorded).
+// Failures are *Error values with the codes of docs/wire.md: STREAM_CLOSED,
 // MALFORMED_RESPONSE, EMPTY_RESPONSE, an anthropic-messages error event's
 // type (an openai-chat error object is not a failure: it ends the stream
 // with a finish of kind error, its message and code); HTTPError
@@ -53,8 +53,8 @@
 // server's text as sent; Message(text, key) redacts the key and cuts it
 // to MaxMessage bytes at a character boundary, for storing and printing.
 //
-// The OpenAI Responses API, which the recording gateway records (SPEC
-// §15.3) and no renderer sends, has a translator and no renderer:
+// The OpenAI Responses API, which the recording gateway records
+// (docs/gateway.md#what-is-recorded) and no renderer sends, has a translator and no renderer:
 // NewResponsesTranslator for a streamed answer, TranslateResponsesJSON
 // for one that was not streamed (the chunks its stream would give). Its
 // items map to blocks: a message's output_text and refusal parts to text
@@ -65,7 +65,7 @@
 // response.failed and error events with a finish of kind error, their
 // code upper-cased.
 //
-// # Choices where SPEC §12 and §15.3 are silent
+// # Choices where docs/wire.md and docs/gateway.md#what-is-recorded are silent
 //
 //   - openai-chat: a message of a role other than system or assistant is
 //     sent as role user; values the mapping copies that are absent (a tool

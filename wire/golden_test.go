@@ -63,7 +63,7 @@ func TestSSE(t *testing.T) {
 }
 
 // translators lists every stream translator by its API's name: the
-// renderers' and openai-responses (SPEC §15.3), which has none.
+// renderers' and openai-responses (docs/gateway.md#what-is-recorded), which has none.
 func translators() map[string]func() *wire.Translator {
 	out := map[string]func() *wire.Translator{"openai-responses": wire.NewResponsesTranslator}
 	for _, name := range wire.Names() {

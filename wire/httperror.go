@@ -52,8 +52,8 @@ func Message(text, key string) string {
 	return text
 }
 
-// CleanReason makes a finish reason a translator gave (JSON text, SPEC
-// §2.5) fit to store: key is replaced by Redacted wherever it stands, and
+// CleanReason makes a finish reason a translator gave (JSON text,
+// docs/format.md#event-types) fit to store: key is replaced by Redacted wherever it stands, and
 // an error's message goes through Message (the key's prefix at its end
 // redacted, then the cut). The translators keep a server's message whole,
 // so that the cut never comes before the redaction; whoever stores a
@@ -118,7 +118,7 @@ func readAPIError(obj []byte) apiError {
 	return e // whole: the provider redacts its key, then cuts (Message)
 }
 
-// HTTPError maps a non-2xx response to its error (SPEC §12.2, §12.3):
+// HTTPError maps a non-2xx response to its error (docs/wire.md#openai-chat, docs/wire.md#anthropic-messages):
 // the code from the status (and, for 400, from what the body says), the
 // message from the body's error.message, else "HTTP N". body may be a
 // prefix of the response body. It returns nil for a 2xx status.

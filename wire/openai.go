@@ -5,7 +5,7 @@ import (
 	"github.com/sessionlog/sessionlog/header"
 )
 
-// openAIChat is Chat Completions (SPEC §12.2), byte-exact with DSH's own
+// openAIChat is Chat Completions (docs/wire.md#openai-chat), byte-exact with DSH's own
 // DeepSeek adapter.
 var openAIChat = &Renderer{
 	name: OpenAIChat,
@@ -22,7 +22,7 @@ var openAIChat = &Renderer{
 	stream:    func() translator { return &openAIStream{} },
 }
 
-// openAIBody writes the body keys in SPEC §12.2's order.
+// openAIBody writes the body keys in docs/wire.md#openai-chat's order.
 func openAIBody(w *writer, req *request, h *header.Snapshot) error {
 	w.raw(`{"model":`)
 	if err := w.value(req.model); err != nil {
@@ -72,7 +72,7 @@ func openAIBody(w *writer, req *request, h *header.Snapshot) error {
 }
 
 // text appends to w.text the text of every block of type typ, joined as
-// strings are (SPEC §12.2 TEXT).
+// strings are (docs/wire.md#openai-chat TEXT).
 func (w *writer) texts(m *message, typ string) error {
 	for j := range m.blocks {
 		b := &m.blocks[j]

@@ -6,7 +6,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// openAIStream translates Chat Completions chunks (SPEC §12.2).
+// openAIStream translates Chat Completions chunks (docs/wire.md#openai-chat).
 type openAIStream struct {
 	set       blockSet
 	reasoning int64 // block index + 1; 0 while not open
@@ -393,7 +393,7 @@ func openAIReason(r string) []byte {
 	return reasonOther(r)
 }
 
-// openAIUsage reads a usage object of n pairs in place (SPEC §12.2):
+// openAIUsage reads a usage object of n pairs in place (docs/wire.md#openai-chat):
 // cached input counted once, as cache reads.
 func openAIUsage(r *codec.Reader, n int) (*Usage, error) {
 	var u Usage
@@ -462,7 +462,7 @@ func openAIUsage(r *codec.Reader, n int) (*Usage, error) {
 	return &u, nil
 }
 
-// errorReason is the finish of an error object in a stream (SPEC §12.2):
+// errorReason is the finish of an error object in a stream (docs/wire.md#openai-chat):
 // kind error, its message, and its code (else its type, else SERVER)
 // upper-cased.
 func errorReason(obj []byte) []byte {

@@ -130,7 +130,7 @@ func str(mp []byte) ([]byte, bool) {
 	return t.Str, t.Kind == codec.KindString
 }
 
-// block is the part of a content block (SPEC §2.6) the renderers read.
+// block is the part of a content block (docs/format.md#content-blocks) the renderers read.
 // Values are stored forms, nil when absent; typ and text are decoded.
 type block struct {
 	typ, text      []byte
@@ -274,7 +274,7 @@ type writer struct {
 
 func (w *writer) raw(s string) { w.b = append(w.b, s...) }
 
-// str writes s as a JSON string with codec's encoder (SPEC §2.2).
+// str writes s as a JSON string with codec's encoder (docs/format.md#json-text).
 func (w *writer) str(s []byte) { w.b = codec.AppendJSONString(w.b, s) }
 
 // value writes a stored value as JSON text (JSON.stringify of it).

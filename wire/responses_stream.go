@@ -7,12 +7,12 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// responsesStream translates an OpenAI Responses API answer (SPEC §15.3):
+// responsesStream translates an OpenAI Responses API answer (docs/gateway.md#what-is-recorded):
 // the events of a streamed answer, or the response object of one that
 // was not streamed. Output items are keyed by their output_index. A
 // message's content parts (output_text, refusal) are a text block each;
 // a reasoning item's summary parts are one reasoning block, joined by a
-// blank line as the Codex importer joins them (§13), and its
+// blank line as the Codex importer joins them (docs/transcripts.md), and its
 // reasoning_text parts another; a function_call or custom_tool_call is a
 // tool-call block whose id is the call_id. Blocks open at their first
 // text and close when their item is done; the finished text is dropped

@@ -8,7 +8,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// Chunk types (SPEC §2.5 assistant/chunk).
+// Chunk types (docs/format.md#event-types assistant/chunk).
 const (
 	ChunkBlockStart     = "block-start"
 	ChunkTextDelta      = "text-delta"
@@ -19,7 +19,7 @@ const (
 	ChunkFinish         = "finish"
 )
 
-// Chunk is one piece of a streamed answer (SPEC §2.5 assistant/chunk), as
+// Chunk is one piece of a streamed answer (docs/format.md#event-types assistant/chunk), as
 // a translator produces it and as the loop logs it (loop.Chunk is this
 // type). Which fields count depends on Type: block-start {Index,
 // BlockType}; text-delta and reasoning-delta {Index, Text};
@@ -38,18 +38,18 @@ type Chunk struct {
 	// Reason is the finish reason object, JSON text, e.g. {"kind":"stop"}.
 	Reason []byte
 	// ReplayState is the provider's opaque replay state, JSON text, if
-	// any. The translators of SPEC §12 never set it.
+	// any. The translators of docs/wire.md never set it.
 	ReplayState []byte
 }
 
-// Usage is token usage in the disjoint buckets of SPEC §2.5; zero means
+// Usage is token usage in the disjoint buckets of docs/format.md#event-types; zero means
 // not reported (the loop writes the optional buckets only when non-zero).
 type Usage struct {
 	InputTokens, OutputTokens                          int64
 	CacheReadTokens, CacheWriteTokens, ReasoningTokens int64
 }
 
-// AppendStorage appends u's storage form (SPEC §2.5 usage) to dst:
+// AppendStorage appends u's storage form (docs/format.md#event-types usage) to dst:
 // inputTokens and outputTokens, then each optional bucket only when it is
 // non-zero. The loop and the gateway's mapping write usage with it.
 func (u Usage) AppendStorage(dst []byte) []byte {
@@ -67,7 +67,7 @@ func (u Usage) AppendStorage(dst []byte) []byte {
 	return o.AppendTo(dst)
 }
 
-// Error is a failure with a code of SPEC §12 (AUTH, RATE_LIMIT, SERVER,
+// Error is a failure with a code of docs/wire.md (AUTH, RATE_LIMIT, SERVER,
 // HTTP_N, INVALID_REQUEST, CONTEXT_WINDOW_EXCEEDED, OVERLOADED,
 // EMPTY_RESPONSE, STREAM_CLOSED, MALFORMED_RESPONSE, WIRE_MISMATCH, or an
 // error event's type). Message never holds request content.
@@ -85,7 +85,7 @@ func (e *Error) Error() string {
 	return "wire: " + e.Code + ": " + e.Message
 }
 
-// Codes of failures of the stream itself (SPEC §12.2).
+// Codes of failures of the stream itself (docs/wire.md#openai-chat).
 const (
 	CodeStreamClosed = "STREAM_CLOSED"
 	CodeMalformed    = "MALFORMED_RESPONSE"
@@ -105,7 +105,7 @@ type translator interface {
 }
 
 // Translator translates one streamed answer, fed incrementally as bytes
-// arrive in any split, into chunks (SPEC §12.2, §12.3). It holds the
+// arrive in any split, into chunks (docs/wire.md#openai-chat, docs/wire.md#anthropic-messages). It holds the
 // current incomplete SSE line and the text of each open block (the
 // block-end chunk carries the finished block), never the stream. It is
 // not safe for concurrent use.
@@ -262,7 +262,7 @@ type sblock struct {
 	id, name string
 }
 
-// finished returns the block's JSON (SPEC §2.6).
+// finished returns the block's JSON (docs/format.md#content-blocks).
 func (b *sblock) finished() []byte {
 	out := []byte(`{"type":`)
 	out = codec.AppendJSONString(out, []byte(b.typ))

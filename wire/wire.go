@@ -10,7 +10,7 @@ import (
 	"github.com/sessionlog/sessionlog/header"
 )
 
-// The renderers' names (SPEC §12.1). A renderer's mapping is frozen: a
+// The renderers' names (docs/wire.md#renderers). A renderer's mapping is frozen: a
 // change of any byte is a new name.
 const (
 	OpenAIChat        = "openai-chat"
@@ -39,11 +39,11 @@ type HTTPRequest struct {
 	Header []Field
 	// KeyHeader and KeyPrefix say where the API key goes.
 	KeyHeader, KeyPrefix string
-	// Body is the exact body (SPEC §2.2 JSON text).
+	// Body is the exact body (docs/format.md#json-text JSON text).
 	Body []byte
 }
 
-// Renderer turns a canonical request (SPEC §6.1) and the header in force
+// Renderer turns a canonical request (docs/rules.md#the-request) and the header in force
 // into the HTTP request of one provider API, and translates that API's
 // streamed answer into chunks. Renderers are stateless and safe for
 // concurrent use.
@@ -88,7 +88,7 @@ func Names() []string {
 	return out
 }
 
-// Render renders request (a request's canonical JSON, SPEC §6.1) under h,
+// Render renders request (a request's canonical JSON, docs/rules.md#the-request) under h,
 // the header in force at its step, into a new HTTPRequest.
 func (r *Renderer) Render(request []byte, h *header.Snapshot) (HTTPRequest, error) {
 	body, err := r.AppendBody(nil, request, h)

@@ -1,7 +1,7 @@
 // Command logbench measures, in one run, the performance figures of
 // sessionlog against their baselines, prints them as tables with ratios,
 // and writes them with a description of the machine to BENCHMARKS.md
-// (SPEC §10):
+// (docs/cli.md):
 //
 //   - durable append throughput of the store (one session with one and
 //     with 100 events per commit, 64 concurrent sessions with one event
@@ -17,7 +17,7 @@
 //     at run time) imported into one store;
 //   - the peak heap in use while replaying each session with every step's
 //     full request;
-//   - the wire (SPEC §12): rendering a step's request into each provider
+//   - the wire (docs/wire.md): rendering a step's request into each provider
 //     API's body against building that request from the log, at 1 KB and
 //     100 KB (the render must stay linear in the request), and the stream
 //     translators' throughput on long generated SSE answers, by the wall

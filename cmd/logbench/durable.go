@@ -80,7 +80,7 @@ func messagePool(c config) ([]codec.Event, [][]byte, error) {
 }
 
 // validator is what writers pass the store: every rule of the log
-// (SPEC §8.2), as logtool import and the loop do.
+// (docs/rules.md#appends), as logtool import and the loop do.
 var validator = rebuild.NewValidator
 
 // measureDurable runs the rounds of every durable mode.

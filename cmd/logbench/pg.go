@@ -290,7 +290,7 @@ func (r *report) writePostgres(b *strings.Builder) {
 		b.WriteString("Not measured: run logbench with `-pg postgres://…` (a server where it may create a schema).\n\n")
 		return
 	}
-	fmt.Fprintf(b, "The PostgreSQL store (`eventlog/pglog`, SPEC §8.6) on the local PostgreSQL server (loopback, the same\n"+
+	fmt.Fprintf(b, "The PostgreSQL store (`eventlog/pglog`, docs/rules.md#distribution) on the local PostgreSQL server (loopback, the same\n"+
 		"disk), with `synchronous_commit` on, against the bbolt store and the JSONL baseline of the section above,\n"+
 		"appending the same ~1 KB events with every rule checked. Each round alternates slices of at most %s of\n"+
 		"the three (baseline, bbolt, PostgreSQL) until each has run for %s; N sessions are N goroutines each\n"+

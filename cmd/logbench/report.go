@@ -23,7 +23,7 @@ type report struct {
 	wire     *wireReport
 	// streamMem is memory while streaming a long answer (issue 19).
 	streamMem []streamMemResult
-	// transcripts are the transcript import figures (SPEC §13).
+	// transcripts are the transcript import figures (docs/transcripts.md).
 	transcripts []transcriptResult
 	pg          pgResults
 	ui          []uiResult

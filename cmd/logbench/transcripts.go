@@ -16,7 +16,7 @@ import (
 	"github.com/sessionlog/sessionlog/transcript"
 )
 
-// transcriptResult compares importing one generated transcript (SPEC §13)
+// transcriptResult compares importing one generated transcript (docs/transcripts.md)
 // with reading it line by line with encoding/json.
 type transcriptResult struct {
 	format transcript.Format
@@ -179,7 +179,7 @@ func (r *report) writeTranscripts(b *strings.Builder) {
 		return
 	}
 	b.WriteString("## Transcript import\n\n")
-	fmt.Fprintf(b, "Importing other agents' transcripts (SPEC §13): `transcript.Open` and every event it yields (both\n"+
+	fmt.Fprintf(b, "Importing other agents' transcripts (docs/transcripts.md): `transcript.Open` and every event it yields (both\n"+
 		"passes: the header and branch scan, which parses every line once, then the mapping into source/line\n"+
 		"and mapped events in storage form, not stored) against reading the same file line by line with\n"+
 		"`bufio.Scanner` and `json.Unmarshal` into an `any`, which maps nothing and keeps nothing. The files are\n"+

@@ -54,8 +54,8 @@ type wireReport struct {
 // wireSizes are the request sizes the render is measured at.
 var wireSizes = []int{1 << 10, 100 << 10}
 
-// measureWire times the renderers against building the request (SPEC
-// §12) and the stream translators' throughput.
+// measureWire times the renderers against building the request
+// (docs/wire.md) and the stream translators' throughput.
 func measureWire(ctx context.Context, c config, p progress) (*wireReport, error) {
 	rep := &wireReport{linear: map[string]stat{}, perByte: map[string][2]float64{}}
 	h, evs, steps, err := wireSession()

@@ -34,7 +34,7 @@ func (r *report) writeWire(b *strings.Builder) {
 		return
 	}
 	b.WriteString("## The wire\n\n")
-	b.WriteString("Render is `wire.Renderer.AppendBody` of a step's canonical request (SPEC §12: the exact body a\n" +
+	b.WriteString("Render is `wire.Renderer.AppendBody` of a step's canonical request (docs/wire.md: the exact body a\n" +
 		"provider sends; the buffer reused). Its baseline, build, is building that same request from the log:\n" +
 		"`rebuild.Request` over the session's decoded events up to the step (the fold, the derived history,\n" +
 		"the header in force, the canonical JSON), as replay does for one step. Assemble is only the last part\n" +

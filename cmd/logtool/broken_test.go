@@ -22,7 +22,7 @@ import (
 // The broken-file corpus (testdata/broken): import files damaged or wrong
 // in one way each, imported through run. Every refusal must exit 1, name
 // the file, the line and (for events) the seq on stderr, carry the class
-// SPEC §11 gives it, and leave nothing imported.
+// docs/rules.md#error-classes gives it, and leave nothing imported.
 
 // brokenImport is the outcome of importing one file into a fresh store.
 type brokenImport struct {
@@ -99,7 +99,7 @@ func TestBrokenFiles(t *testing.T) {
 		class error
 		names []string // what stderr must name besides the file
 	}{
-		// Damage at or before the last turn/end (SPEC §2.3): corruption.
+		// Damage at or before the last turn/end (docs/format.md#torn-tails): corruption.
 		{"gap.jsonl", codec.ErrCorrupt, []string{"line 3", "seq 1", "seq 2 where 1 was expected"}},
 		{"repeat.jsonl", codec.ErrCorrupt, []string{"line 4", "seq 2", "seq 1 where 2 was expected"}},
 		{"turn-end-gap.jsonl", codec.ErrCorrupt, []string{"line 3", "seq 1", "seq 5 where 1 was expected"}},
@@ -109,7 +109,7 @@ func TestBrokenFiles(t *testing.T) {
 		{"nul-between.jsonl", codec.ErrCorrupt, []string{"line 3", "seq 1", "before the turn/end on line 4"}},
 		{"utf8.jsonl", codec.ErrCorrupt, []string{"line 3", "seq 1", "before the turn/end on line 4"}},
 		{"utf8-surrogate.jsonl", codec.ErrCorrupt, []string{"line 3", "seq 1", "before the turn/end on line 4"}},
-		// Well-formed JSON that breaks a rule (SPEC §2.2): invalid.
+		// Well-formed JSON that breaks a rule (docs/format.md#json-text): invalid.
 		{"dup-key.jsonl", codec.ErrInvalid, []string{"line 3", "seq 1", "duplicate"}},
 		{"dup-key-envelope.jsonl", codec.ErrInvalid, []string{"line 3", "seq 1", "duplicate"}},
 		{"dup-key-header.jsonl", codec.ErrInvalid, []string{"line 1", "duplicate"}},
@@ -202,7 +202,7 @@ type brokenField struct {
 // brokenFields are the fields the engine reads (package codec's views,
 // package header's snapshot and delta), one line of base.jsonl each.
 var brokenFields = []brokenField{
-	// The header line (SPEC §2.1).
+	// The header line (docs/format.md#header-line).
 	{1, "type", `"session"`, []string{`1`, `"sessions"`}},
 	{1, "version", `0`, []string{`"0"`, `false`, `1`}},
 	{1, "id", `"base-1"`, []string{`1`, `""`, `["base-1"]`}},
@@ -210,7 +210,7 @@ var brokenFields = []brokenField{
 	{1, "cwd", `"/home/dev"`, []string{`1`}},
 	{1, "parentSession", `"root-0"`, []string{`{}`}},
 	{1, "seedLength", `0`, []string{`"0"`, `-1`, `0.5`}},
-	// The envelope (SPEC §2.4).
+	// The envelope (docs/format.md#envelope).
 	{2, "type", `"turn/start"`, []string{`7`}},
 	{2, "seq", `0`, []string{`"0"`, `-1`, `0.5`}},
 	{2, "time", `1767225600001`, []string{`"now"`}},
@@ -218,13 +218,13 @@ var brokenFields = []brokenField{
 	{3, "surfaceOp", `"append"`, []string{`"prepend"`, `1`, `["append"]`}},
 	{17, "surfaceOp", `{"op":"replace","start":1,"end":2}`, []string{`{"op":"replace","start":"1","end":2}`, `{"op":"swap","start":1,"end":2}`, `{"op":"replace","start":1}`}},
 	{17, "sourceEventSeqs", `[13,14,1,2]`, []string{`{"0":13}`, `[13,14,"1",2]`, `[13,14,1,2,2]`, `[]`}},
-	// Turns and steps (SPEC §2.5).
+	// Turns and steps (docs/format.md#event-types).
 	{2, "turn", `1`, []string{`"1"`, `1.5`, `-1`}},
 	{20, "turn", `1`, []string{`true`}},
 	{20, "reason", `{"kind":"completed"}`, []string{`"completed"`, `{"kind":1}`, `{}`}},
 	{5, "step", `1`, []string{`"1"`}},
 	{12, "turn", `1`, []string{`[1]`}},
-	// Messages and content (SPEC §2.5, §2.6).
+	// Messages and content (docs/format.md#event-types, docs/format.md#content-blocks).
 	{3, "content", `[{"type":"text","text":"hi"}]`, []string{`"hi"`, `[{"type":"text","text":1}]`, `[{"text":"hi"}]`, `["hi"]`}},
 	{3, "source", `{"kind":"user"}`, []string{`"user"`, `{"kind":1}`, `{}`}},
 	{4, "source", `{"kind":"plugin","plugin":"git"}`, []string{`{"kind":"plugin","plugin":7}`}},
@@ -244,7 +244,7 @@ var brokenFields = []brokenField{
 	{11, "content", `[{"type":"tool-result","toolCallId":"c1","content":[{"type":"text","text":"a"}],"isError":true}]`, []string{`[{"type":"tool-result","toolCallId":2,"content":[],"isError":true}]`, `[{"type":"tool-result","toolCallId":"c1","content":[],"isError":"yes"}]`}},
 	{11, "meta", `{"ms":1}`, nil},
 	{11, "error", `{"name":"E","code":"e"}`, nil},
-	// Headers (SPEC §5).
+	// Headers (docs/rules.md#header).
 	{6, "header", `{"config":{"provider":"p","model":"m","temperature":0.5,"maxTokens":100,"stop":["x"]},"system":"s","tools":[{"name":"ls","description":"d","parameters":{"type":"object"}}],"messagePrefix":[{"role":"user","content":[{"type":"text","text":"pre"}]}]}`, []string{`[]`, `"h"`}},
 	{6, "reason", `"initial"`, []string{`"first"`, `0`}},
 	{6, "config", `{"provider":"p","model":"m","temperature":0.5,"maxTokens":100,"stop":["x"]}`, []string{`[]`}},
@@ -261,7 +261,7 @@ var brokenFields = []brokenField{
 	{14, "tools", `{"added":[{"name":"cat","description":"c","parameters":{}}],"removed":["ls"],"changed":[]}`, []string{`[]`, `{"added":{},"removed":["ls"],"changed":[]}`, `{"added":[],"removed":[1],"changed":[]}`}},
 	{14, "config", `{"provider":"p","model":"m2"}`, []string{`"m2"`, `{"provider":"p","model":2}`}},
 	{14, "messagePrefix", `[]`, []string{`{}`, `[1]`}},
-	// Compaction (SPEC §9).
+	// Compaction (docs/rules.md#compaction).
 	{15, "turn", `1`, []string{`"1"`}},
 	{16, "summary", `[{"type":"text","text":"sum"}]`, []string{`"sum"`, `[{"type":"text","text":[]}]`}},
 	{18, "error", `"none"`, nil},
@@ -315,7 +315,7 @@ func TestBrokenFieldTypes(t *testing.T) {
 				got := importBroken(t, path)
 				class := codec.ErrInvalid
 				if f.line == 1 && f.key == "version" && v == "1" {
-					class = codec.ErrUnsupported // SPEC §11: a version other than 0
+					class = codec.ErrUnsupported // docs/rules.md#error-classes: a version other than 0
 				}
 				checkRefused(t, got, path, class, names...)
 			})

@@ -151,8 +151,8 @@ func runCache(ctx context.Context, opts cacheOptions, args []string, stdout, _ i
 	return tw.Flush()
 }
 
-// printRecordedCache prints the cache report of a recorded session (SPEC
-// §15.4): one row per exchange, then the totals.
+// printRecordedCache prints the cache report of a recorded session
+// (docs/gateway.md#cache-audit): one row per exchange, then the totals.
 func printRecordedCache(out io.Writer, rows []audit.CacheRow, tot audit.CacheTotals) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "exchange\tstep\tbytes\treusable\tre-sent\tunchanged\tcache-read\tinput\t reason\n")

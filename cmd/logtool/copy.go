@@ -27,7 +27,7 @@ func newCopyCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 		Short: "Copy sessions between stores (a bbolt file or a PostgreSQL URL)",
 		Long: `Copy the named sessions (all sessions when none is named) from the store
 --from to the store --to, either of which is a bbolt file path or a
-postgres:// URL (SPEC §8.6). --from is read through read-only transactions;
+postgres:// URL (docs/rules.md#distribution). --from is read through read-only transactions;
 --to is created when missing.
 
 Each session is copied atomically, as an import: the copy is validated

@@ -1,5 +1,5 @@
 // Command logtool inspects and maintains a sessionlog store: a bbolt file,
-// or a PostgreSQL database named by a postgres:// URL (SPEC §8.6), holding
+// or a PostgreSQL database named by a postgres:// URL (docs/rules.md#distribution), holding
 // the append-only event logs of an agent host's sessions.
 //
 // Usage:
@@ -15,12 +15,12 @@
 //	show SESSION [filters]       print a session's events, one per line
 //	stat [SESSION] [--json]      counts, sizes, token usage, chain hash
 //	fork SESSION --at SEQ        fork a session after a turn/end
-//	replay SESSION --wire [NAME] the bytes a model provider received (SPEC §12)
+//	replay SESSION --wire [NAME] the bytes a model provider received (docs/wire.md)
 //	run SCENARIO --provider NAME run a scenario against a real model over HTTP
 //	demo                         import a built-in example session and show it
 //	copy --from DB --to DB       copy sessions between stores, checking chain hashes
 //	serve [--addr HOST:PORT]     the read-only audit web UI (package ui)
-//	gateway --upstream URL       record an agent's model traffic, byte for byte (SPEC §15)
+//	gateway --upstream URL       record an agent's model traffic, byte for byte (docs/gateway.md)
 //
 // stdout carries only the requested output. Diagnostics go to stderr, and
 // errors are printed as "logtool: <message>", followed by hints on lines of
@@ -32,5 +32,5 @@
 // it.
 //
 // The interchange format, the store and the exact output of each command
-// are specified in SPEC.md §2, §8 and §10.
+// are specified in docs/format.md#interchange, docs/rules.md#store and docs/cli.md.
 package main

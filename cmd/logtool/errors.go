@@ -11,7 +11,7 @@ var (
 	// a path where there is none; readers never create one.
 	ErrNoStore = errors.New("logtool: no store")
 	// ErrTornTail marks an import file refused under --strict because it
-	// ends in a torn tail (SPEC §2.3).
+	// ends in a torn tail (docs/format.md#torn-tails).
 	ErrTornTail = errors.New("logtool: torn tail refused")
 	// ErrFindings marks a verify run that found problems (exit status 1;
 	// the findings themselves are on stdout).

@@ -18,7 +18,7 @@ type exportOptions struct {
 	// output is the file to write; "" or "-" means stdout.
 	output string
 	// format is "" (canonical JSONL) or "source" (an imported
-	// transcript's original file, SPEC §13).
+	// transcript's original file, docs/transcripts.md).
 	format string
 }
 
@@ -27,7 +27,7 @@ func newExportCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export SESSION [-o FILE]",
 		Short: "Write a session as canonical JSONL",
-		Long: `Write a session in the interchange format (DSH session JSONL, SPEC §2): the
+		Long: `Write a session in the interchange format (DSH session JSONL, docs/format.md#interchange): the
 header line, then one line per event, each ending in a newline. Importing a
 canonical file and exporting it yields the same bytes.
 

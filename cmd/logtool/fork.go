@@ -28,7 +28,7 @@ func newForkCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "fork SESSION --at SEQ [--id ID]",
 		Short: "Fork a session after one of its turn/end events",
 		Long: `Create a child session whose first events are SESSION's events 0..SEQ, verbatim
-(SPEC §8.5). SEQ must be the seq of a turn/end. The child's header names
+(docs/rules.md#fork). SEQ must be the seq of a turn/end. The child's header names
 SESSION as parentSession with seedLength SEQ+1; its createdAt is now and its
 cwd is SESSION's. Prints the child's id (--id, else a new random UUID).`,
 		Args: exactArgs("SESSION"),

@@ -39,7 +39,7 @@ func newGatewayCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gateway --listen 127.0.0.1:PORT --upstream URL [--upstream NAME=URL …]",
 		Short: "Record every request an agent sends its model, byte for byte, before forwarding it",
-		Long: `Run the recording gateway (SPEC §15): point an agent's base URL at it
+		Long: `Run the recording gateway (docs/gateway.md): point an agent's base URL at it
 (ANTHROPIC_BASE_URL=http://127.0.0.1:PORT, OPENAI_BASE_URL=http://127.0.0.1:PORT/v1)
 and it forwards every request to the upstream and every answer back,
 unchanged and streamed, after the store has acknowledged the request.

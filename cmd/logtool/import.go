@@ -22,7 +22,7 @@ type importOptions struct {
 	strict bool
 	// id, when set, is the id the one file is imported under.
 	id string
-	// tr holds the flags for other agents' transcripts (SPEC §13).
+	// tr holds the flags for other agents' transcripts (docs/transcripts.md).
 	tr transcriptFlags
 }
 
@@ -31,11 +31,11 @@ func newImportCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
 		Short: "Import DSH session files, Codex rollouts and Claude Code transcripts",
-		Long: `Import DSH session files (JSONL, SPEC §2) into the store, creating it if needed.
+		Long: `Import DSH session files (JSONL, docs/format.md#interchange) into the store, creating it if needed.
 
 Each file is imported atomically: all its events or none. For each imported
 file, "SESSION_ID EVENTS" is printed on stdout. A file that ends in a torn tail
-(an interrupted write after its last turn/end, SPEC §2.3) is imported without
+(an interrupted write after its last turn/end, docs/format.md#torn-tails) is imported without
 the tail, and what was dropped is reported on stderr; --strict refuses such a
 file instead. A refused file imports nothing; the other files go on, and the
 exit code is 1.
@@ -43,7 +43,7 @@ exit code is 1.
 --id NEW imports one file under the session id NEW, so that a session can be
 imported next to the one it was (a second copy, or a file whose id the store
 holds already). The copy's header names the file's id as parentSession and
-its event count as seedLength (SPEC §8.5): the request digests recorded in
+its event count as seedLength (docs/rules.md#fork): the request digests recorded in
 it were computed under the old id, and verify checks them with that id. The
 file is read twice (once to count its events), so it cannot be stdin.
 
@@ -52,7 +52,7 @@ imported in path order; symbolic links to folders and files are followed, and
 a folder or file reached twice (a link cycle) is taken once. A directory with
 no *.jsonl file under it is an error (not found), and creates no store.
 
---format codex|claude-code|auto imports other agents' transcripts (SPEC §13):
+--format codex|claude-code|auto imports other agents' transcripts (docs/transcripts.md):
 every line kept verbatim ('export --format source' writes the file back), the
 conversation mapped onto the event model; auto tells DSH, Codex and Claude
 Code files apart. A report per file goes to stderr. --skip-existing skips a

@@ -19,7 +19,7 @@ import (
 )
 
 // transcriptFlags are import's flags for other agents' transcripts
-// (SPEC §13).
+// (docs/transcripts.md).
 type transcriptFlags struct {
 	// format is "" (DSH JSONL, as without the flag), dsh, codex,
 	// claude-code or auto.

@@ -134,7 +134,7 @@ func jsonTimestamp(ms float64) []byte {
 }
 
 // writeJSONLine writes the storage-form value mp as a line of canonical
-// JSON (the codec's encoder, SPEC §2.2).
+// JSON (the codec's encoder, docs/format.md#json-text).
 func writeJSONLine(w *bufio.Writer, mp []byte) error {
 	line, _, err := codec.ToJSON(nil, mp)
 	if err != nil {

@@ -21,7 +21,7 @@ var (
 // errFound stops a walk over stored fields once it has what it wants.
 var errFound = errors.New("logtool: found")
 
-// usage sums the token usage of assistant messages (SPEC §2.5: the
+// usage sums the token usage of assistant messages (docs/format.md#event-types: the
 // disjoint buckets of assistant/message.data.usage).
 type usage struct {
 	// Messages counts the assistant messages that carry a usage object.

@@ -27,7 +27,7 @@ type replayOptions struct {
 	new bool
 	// wire is set by --wire: a renderer's name, or wireFromHeader.
 	wire string
-	// recorded prints the bytes a gateway recorded (SPEC §15.3), per
+	// recorded prints the bytes a gateway recorded (docs/gateway.md#what-is-recorded), per
 	// exchange; response the answers instead of the requests; exchange
 	// is --exchange N (0: all).
 	recorded, response bool
@@ -45,7 +45,7 @@ func newReplayCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "replay SESSION [--step T.S] [--format text|json] [--new] | replay SESSION --wire [NAME] [--step T.S] [--format json|raw|text]",
 		Short: "Rebuild the requests of a session's steps",
 		Long: `Rebuild, from the log alone, the request every step of a session sent
-(SPEC §6): the header in force, the session prefix and the derived history.
+(docs/rules.md#requests): the header in force, the session prefix and the derived history.
 
 --format text (the default) prints each step readably: its header first,
 then one block per message. --format json prints one line per step:
@@ -59,7 +59,7 @@ the two requests share. With --step, the previous step is still the one
 before it in the log.
 
 --wire [NAME] prints instead the bytes a provider received for each step
-(SPEC §12), rendered by the wire renderer NAME (openai-chat or
+(docs/wire.md), rendered by the wire renderer NAME (openai-chat or
 anthropic-messages; auto, the default: the one the step's config names in
 "wire").
 --format json (the default with --wire) prints one line per step:
@@ -69,7 +69,7 @@ body as a JSON string; raw prints the body bytes of one step alone (needs
 body.
 
 --wire --recorded prints, from a session the recording gateway wrote
-(logtool gateway, SPEC §15), the bytes recorded for each exchange, in
+(logtool gateway, docs/gateway.md), the bytes recorded for each exchange, in
 the same forms; exchanges are numbered from 1 in log order (--exchange N
 selects one, --step T.S the one whose request began step T.S; raw needs
 one of them). json lines are

@@ -16,7 +16,7 @@ import (
 )
 
 // runReplayRecorded is replay --wire --recorded: the bytes the recording
-// gateway recorded, per exchange (SPEC §15.3), numbered from 1 in log
+// gateway recorded, per exchange (docs/gateway.md#what-is-recorded), numbered from 1 in log
 // order; --step T.S selects the exchange whose wire/request began step
 // T.S (the gateway appends a request's mapped events, its step/start
 // among them, right after its wire/request).

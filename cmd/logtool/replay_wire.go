@@ -14,7 +14,7 @@ import (
 )
 
 // runReplayWire is replay --wire: the bytes a provider received for each
-// step (SPEC §10, §12), from the log alone.
+// step (docs/cli.md, docs/wire.md), from the log alone.
 func runReplayWire(ctx context.Context, opts replayOptions, args []string, stdout io.Writer) error {
 	switch opts.format {
 	case "json", "text":

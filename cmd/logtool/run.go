@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit codes (SPEC §10).
+// Exit codes (docs/cli.md).
 const (
 	exitOK      = 0 // the command did what was asked
 	exitFailure = 1 // a failure, a finding or refused input

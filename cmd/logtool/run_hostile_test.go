@@ -101,8 +101,8 @@ func TestRunProviderHostile(t *testing.T) {
 	for _, name := range wire.Names() {
 		for what, answer := range hostileAnswers(name) {
 			// Every hostile answer ends the turn with an error, an odd stop
-			// reason too: its finish is of kind error (SPEC §12.2), which
-			// ends the turn as a provider error does (§7.1).
+			// reason too: its finish is of kind error (docs/wire.md#openai-chat), which
+			// ends the turn as a provider error does (docs/loop.md#how-turns-end).
 			runs = append(runs, run{name, what, func(w http.ResponseWriter, r *http.Request) { answer(w) }, nil, exitFailure})
 		}
 		for _, status := range []int{302, 307} {

@@ -24,7 +24,7 @@ import (
 type runOptions struct {
 	g       *globalOptions
 	session string
-	// A live model instead of the scripted one (SPEC §10, §12.4).
+	// A live model instead of the scripted one (docs/cli.md, docs/wire.md#providers).
 	provider, baseURL, keyEnv string
 	// The provider's bounds (provider.Options; 0 is its default).
 	connect, firstByte, idle time.Duration
@@ -36,7 +36,7 @@ func newRunCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.json [--session ID] [--provider NAME --base-url URL [--api-key-env VAR]]",
 		Short: "Drive the real loop offline against a scripted model",
-		Long: `Run a scenario file (SPEC §10.1: prompts, system prompt and tool changes,
+		Long: `Run a scenario file (docs/cli.md#scenario-files: prompts, system prompt and tool changes,
 injections, prefix contributors, the model's replies and the tools' results)
 through the real agent loop, against a scripted model, into the store
 (created if missing). On an existing session this is a new loop instance.
@@ -50,7 +50,7 @@ error, a value of the wrong type or an unknown key is refused with its line
 and column, a malformed content block with its scenario turn, reply and
 block.
 
---provider NAME runs against a real model instead (SPEC §12.4): NAME is the
+--provider NAME runs against a real model instead (docs/wire.md#providers): NAME is the
 wire renderer (openai-chat or anthropic-messages), --base-url the API's base
 (e.g. https://api.openai.com/v1, https://api.anthropic.com), and the API key
 is read from the environment variable --api-key-env names (default

@@ -202,7 +202,7 @@ func turnRange(ctx context.Context, st store, id string, turn int64) (start, end
 	return start, end, nil
 }
 
-// knownType reports whether t is an event type of SPEC §2.5.
+// knownType reports whether t is an event type of docs/format.md#event-types.
 func knownType(t string) bool {
 	switch t {
 	case codec.TypeTurnStart, codec.TypeTurnEnd, codec.TypeStepStart, codec.TypeStepEnd,

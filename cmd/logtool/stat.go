@@ -32,7 +32,7 @@ func newStatCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 		Short: "Print counts, sizes, token usage and the chain hash",
 		Long: `For one session: its events counted by type, the bytes its event records take
 in the store against the bytes of their exported JSON lines, the token usage
-summed over its assistant messages, and its chain hash (SPEC §8.2), which can
+summed over its assistant messages, and its chain hash (docs/rules.md#chain-hash), which can
 be written down elsewhere and compared later.
 
 Without SESSION: totals for the whole store (sessions, events, turns, bytes of

@@ -31,7 +31,7 @@ const (
 )
 
 // open opens the store at --db: a bbolt file, or a PostgreSQL database
-// when --db is a postgres:// URL (SPEC §8.6). A store that bbolt opened
+// when --db is a postgres:// URL (docs/rules.md#distribution). A store that bbolt opened
 // one commit back, because its newest meta page is damaged, is warned
 // about on stderr (once per command; verify reports it as a finding
 // instead).
@@ -48,7 +48,7 @@ func (g *globalOptions) open(mode openMode) (store, error) {
 		wait = time.Nanosecond // one attempt; eventlog reads 0 as its default
 	}
 	// Writes are checked against every rule of the log: sessionlog.Open
-	// wires the rebuild fold as the validator (SPEC §8.2).
+	// wires the rebuild fold as the validator (docs/rules.md#validation).
 	o := &eventlog.Options{ReadOnly: mode == openRead, LockTimeout: wait}
 	st, err := sessionlog.Open(path, o)
 	switch {

@@ -12,7 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/internal/corpus"
 )
 
-// transcriptsDir is the shared transcript corpus (SPEC §13); it skips t
+// transcriptsDir is the shared transcript corpus (docs/transcripts.md); it skips t
 // when ../shared is absent.
 func transcriptsDir(t *testing.T) string {
 	t.Helper()

@@ -41,7 +41,7 @@ func post(t *testing.T, path, body string, script ...Reply) ([]byte, *http.Respo
 }
 
 // TestStreamsTranslate feeds the fake's Anthropic and Chat Completions
-// streams to this engine's own stream translators (SPEC §12): they must
+// streams to this engine's own stream translators (docs/wire.md): they must
 // end properly and give back the reply's text, the call's name and
 // arguments, the finish reason and usage.
 func TestStreamsTranslate(t *testing.T) {

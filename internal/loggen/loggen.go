@@ -249,7 +249,7 @@ func (g *gen) delta() {
 }
 
 // compact replaces a head span of the surface with a summary, the way
-// the loop does (SPEC §9).
+// the loop does (docs/rules.md#compaction).
 func (g *gen) compact(turn int) {
 	n := 1 + g.rng.Intn(len(g.surface)-1)
 	span := g.surface[:n]

@@ -1,5 +1,5 @@
 // Package sessioncache holds what every Store keeps per session in memory
-// to validate appends in O(events appended) (SPEC §8.2): a bounded LRU of
+// to validate appends in O(events appended) (docs/rules.md#validation): a bounded LRU of
 // per-session states (Cache) and the per-session writer locks that make
 // an appender see the previous one's effect (Locks). The bbolt Log and
 // the PostgreSQL store share it, with the set of ids an Import or Fork

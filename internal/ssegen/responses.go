@@ -6,7 +6,7 @@ import (
 )
 
 // Responses returns an OpenAI Responses API stream of at least size
-// bytes (SPEC §15.3): a reasoning item whose summary has two parts, a
+// bytes (docs/gateway.md#what-is-recorded): a reasoning item whose summary has two parts, a
 // message, and function calls, each in small deltas between its
 // output_item.added and .done, then response.completed with usage.
 func Responses(size int) []byte {

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// The bounds of a chunk (SPEC §15.3). Every chunk but the last of a body
+// The bounds of a chunk (docs/gateway.md#what-is-recorded). Every chunk but the last of a body
 // is at least Min and at most Max bytes long; on random bytes the mean is
 // about Avg.
 const (
@@ -101,7 +101,7 @@ const PieceMax = 64 << 10
 // valid UTF-8 answer is valid UTF-8). An answer is not cut by content: no
 // later body re-sends it, so its bytes would share no chunk, and one event
 // per piece stores it with one digest and compresses it whole, where
-// ~1 KiB chunks cost a digest and an event each (SPEC §15.3).
+// ~1 KiB chunks cost a digest and an event each (docs/gateway.md#what-is-recorded).
 func Piece(b []byte) int {
 	if len(b) <= PieceMax {
 		return len(b)

@@ -1,5 +1,5 @@
 // Package chunk cuts a body into content-defined chunks, the unit in
-// which the recording gateway stores request and answer bytes (SPEC §15.3:
+// which the recording gateway stores request and answer bytes (docs/gateway.md#what-is-recorded:
 // wire/chunk events, named by their SHA-256).
 //
 // A session of N growing requests, each re-sending what the one before

@@ -1,5 +1,5 @@
 // Package recorded is the format of the bytes the recording gateway keeps
-// (SPEC §15.3): the wire/chunk, wire/request and wire/response events. It
+// (docs/gateway.md#what-is-recorded): the wire/chunk, wire/request and wire/response events. It
 // builds their data (for package gateway, which writes them), decodes
 // them, reassembles recorded bodies (for logtool replay --wire
 // --recorded) and checks a session's (for package verify). It does no I/O
@@ -31,7 +31,7 @@
 // a few bytes however many chunks it names, and a seq is where the store
 // finds the event. The events of exchanges that overlap in time may
 // interleave, which is why a wire/response names its wire/request by seq
-// (a member SPEC §15.3 does not list; unknown members of these events are
+// (a member docs/gateway.md#what-is-recorded does not list; unknown members of these events are
 // skipped). A wire/response without a body (chunks null: no answer came
 // from the upstream) has size 0 and the digest of no bytes.
 //

@@ -10,8 +10,8 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// The event types of the recorded bytes (SPEC §15.3). Rebuild ignores
-// them (they are of no type SPEC §2.5 names); verify checks them.
+// The event types of the recorded bytes (docs/gateway.md#what-is-recorded). Rebuild ignores
+// them (they are of no type docs/format.md#event-types names); verify checks them.
 const (
 	TypeChunk    = "wire/chunk"
 	TypeRequest  = "wire/request"
@@ -66,7 +66,7 @@ func parseDigest(s []byte) (Digest, bool) {
 type Field struct{ Name, Value string }
 
 // Run names N consecutive wire/chunk events of the session, from the one
-// at seq Seq: a body's chunks are a list of runs (SPEC §15.3), [SEQ,N] in
+// at seq Seq: a body's chunks are a list of runs (docs/gateway.md#what-is-recorded), [SEQ,N] in
 // the events. The events are named by seq, not by digest: a 64-hex digest
 // per chunk cost a growing session's records more than the new bytes they
 // hold (each chunk's own event keeps its digest, which Session checks).
@@ -148,8 +148,8 @@ func appendRuns(o *codec.Object, key string, runs []Run) {
 	o.Value(key, b)
 }
 
-// AppendData adds the wire/request's members to o, in the order of SPEC
-// §15.3: api, method, path, headers, chunks, size, digest.
+// AppendData adds the wire/request's members to o, in the order of
+// docs/gateway.md#what-is-recorded: api, method, path, headers, chunks, size, digest.
 func (q *Request) AppendData(o *codec.Object) {
 	o.Str("api", q.API).Str("method", q.Method).Str("path", q.Path)
 	appendFields(o, "headers", q.Headers)
@@ -157,8 +157,8 @@ func (q *Request) AppendData(o *codec.Object) {
 	o.Int("size", q.Size).Str("digest", q.Digest.String())
 }
 
-// AppendData adds the wire/response's members to o: request, then SPEC
-// §15.3's status, headers, chunks (null when no body came), size,
+// AppendData adds the wire/response's members to o: request, then
+// docs/gateway.md#what-is-recorded's status, headers, chunks (null when no body came), size,
 // digest, streamed, cut (when cut).
 func (p *Response) AppendData(o *codec.Object) {
 	o.Int("request", p.Request).Int("status", int64(p.Status))

@@ -3,7 +3,7 @@ package recorded
 import "github.com/sessionlog/sessionlog/codec"
 
 // HeaderKey is the session header's key the recording gateway writes its
-// own facts under (SPEC §15.2): {"upstream", "agentSession"?, "from"?,
+// own facts under (docs/gateway.md#sessions): {"upstream", "agentSession"?, "from"?,
 // "run"?, "api"?, "root"?}. api and root name the session's lane: the
 // API its requests are mapped with and the root of its conversation
 // (transcript.Root).

@@ -34,7 +34,7 @@ type Problem struct {
 }
 
 // Session reads a session's events in seq order (Add), keeps the bytes of
-// its chunks and its exchanges, and checks the rules of SPEC §15.3: every
+// its chunks and its exchanges, and checks the rules of docs/gateway.md#what-is-recorded: every
 // chunk's digest is its bytes' SHA-256; every seq a wire/request's or
 // wire/response's runs name is a wire/chunk recorded before it; a body's
 // chunks concatenate to its size and digest; a wire/response answers a

@@ -1,5 +1,5 @@
 // Writes the import/export fixtures of codec/testdata/fixtures with Node's
-// JSON.stringify, the oracle of SPEC §2.2:
+// JSON.stringify, the oracle of docs/format.md#json-text:
 //
 //	node codec/testdata/gen/fixtures.js codec/testdata/fixtures
 const fs = require('fs');
@@ -153,7 +153,7 @@ write('text-and-numbers.jsonl', { type: 'session', version: 0, id: 'fx-text-é�
   ['turn/end', { turn: 1, reason: { kind: 'completed' } }, 9007199254740992],
 ]);
 
-// 5. An opaque block whose "content" is an array of non-blocks (SPEC §2.6:
+// 5. An opaque block whose "content" is an array of non-blocks (docs/format.md#content-blocks:
 // any other block type is opaque JSON, kept byte-exact).
 write('opaque-block-content.jsonl', { type: 'session', version: 0, id: 'fx-opaque-block-content', createdAt: 5 }, [
   ['turn/start', { turn: 1 }],

@@ -24,7 +24,7 @@ for (let i = 0; i < 4000; i++) {
   if (s.includes('\n') || s.includes('\t') || seen.has(s)) continue; // one case per line
   seen.add(s);
   let r;
-  // Integer-like keys: JavaScript moves them first; SPEC §2.2 keeps the
+  // Integer-like keys: JavaScript moves them first; docs/format.md#json-text keeps the
   // stored order for such non-canonical input, so they are left out.
   let intKey = false;
   try { r = JSON.stringify(JSON.parse(s, function (k, v) { if (/^(0|[1-9][0-9]*)$/.test(k) && !Array.isArray(this)) intKey = true; return v; })); } catch (e) { r = '!'; }

@@ -9,7 +9,7 @@ function add(s) {
   let v;
   try { v = JSON.parse(s); } catch (e) { return; }
   const r = JSON.stringify(v);
-  if (r.includes('null') && !s.includes('null')) return; // Infinity: refused by SPEC
+  if (r.includes('null') && !s.includes('null')) return; // Infinity: refused by docs/format.md#json-text
   out.push(s + '\t' + r);
 }
 // Numbers: random float64 bit patterns.
