@@ -331,8 +331,8 @@ func (m *claudeMapper) assistant(b *builder, n int, msg value) (int, error) {
 		// Without message.id every line is its own response.
 		st.done = true
 	}
-	if model, ok := mf[2].str(); ok && model != "" && model != b.model {
-		b.model, b.modelLine = model, n
+	if model, ok := mf[2].str(); ok {
+		b.setModel(model, n)
 	}
 	if u := claudeUsage(mf[3]); u != nil {
 		st.usage = u

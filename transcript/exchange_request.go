@@ -616,7 +616,7 @@ func (req *request) responses(v value) error {
 				g.replay = append(g.replay, replay)
 			}
 		case "function_call", "custom_tool_call":
-			c, bl, ok := codexCall(m, typ == "custom_tool_call", i, 0)
+			c, bl, ok := codexCall(m, typ, i, 0)
 			if !ok {
 				return requestf(req.api, "input item %d: a call without call_id, name or arguments", errors.Safe(i))
 			}

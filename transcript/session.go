@@ -164,8 +164,9 @@ func Open(src io.ReaderAt, size int64, f Format, opts Options) (*Session, error)
 	pass1 := newLineReader(io.NewSectionReader(src, 0, size), maxLine)
 	switch f {
 	case Codex:
-		info, err = scanCodex(pass1, s.lim)
-		s.m = &codexMapper{}
+		var cm *codexMapper
+		info, cm, err = scanCodex(pass1, s.lim)
+		s.m = cm
 	case ClaudeCode:
 		var cm *claudeMapper
 		info, cm, err = scanClaude(pass1, s.lim)
