@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/base64"
+	"slices"
 
 	"github.com/sessionlog/sessionlog/codec"
 )
@@ -103,7 +104,11 @@ type pendingStep struct {
 	done    bool // usage seen (Codex) : the next output is a new response
 	calls   []toolCall
 	results []toolResult
-	msgLine int
+	// fallback are results the source records with the calls themselves
+	// (Gemini CLI): a call no result line answered is answered by its
+	// fallback when the step is written.
+	fallback []toolResult
+	msgLine  int
 	// start and end are the times of the response's first and latest
 	// lines: its events get them, not the time of the line that closed it.
 	start, end float64
@@ -324,6 +329,11 @@ func (b *builder) closeStep() error {
 		return nil
 	}
 	b.st = nil
+	for _, r := range st.fallback {
+		if !slices.ContainsFunc(st.results, func(x toolResult) bool { return x.id == r.id }) {
+			st.results = append(st.results, r)
+		}
+	}
 	now := b.time
 	defer func() { b.time = now }()
 	b.time = st.start
@@ -537,8 +547,11 @@ func (b *builder) compactFail(line int, msg string) error {
 
 // provider is the provider of the source's models.
 func (b *builder) provider() string {
-	if b.format == ClaudeCode {
+	switch b.format {
+	case ClaudeCode:
 		return "anthropic"
+	case GeminiCLI:
+		return "google"
 	}
 	return "openai"
 }

@@ -19,6 +19,7 @@ const (
 	DSH        Format = "dsh"
 	Codex      Format = "codex"
 	ClaudeCode Format = "claude-code"
+	GeminiCLI  Format = "gemini-cli"
 )
 
 // TypeSourceLine is the event type of a verbatim source line (SPEC §13).
@@ -145,7 +146,7 @@ func (s *Session) Stats() Stats {
 	return st
 }
 
-// Open reads a source of format f (Codex or ClaudeCode) in two passes
+// Open reads a source of format f (Codex, ClaudeCode or GeminiCLI) in two passes
 // over src: the first finds the session header (and, for Claude Code, the
 // branch to map), the second is streamed by Next. size is src's length.
 func Open(src io.ReaderAt, size int64, f Format, opts Options) (*Session, error) {
@@ -171,6 +172,9 @@ func Open(src io.ReaderAt, size int64, f Format, opts Options) (*Session, error)
 		var cm *claudeMapper
 		info, cm, err = scanClaude(pass1, s.lim)
 		s.m = cm
+	case GeminiCLI:
+		info, err = scanGemini(pass1, s.lim)
+		s.m = &geminiMapper{}
 	default:
 		return nil, formatf("transcript: %s: format %q is not a transcript format", errors.Safe(s.name), errors.Safe(string(f)))
 	}

@@ -22,14 +22,14 @@ import (
 // (SPEC §13).
 type transcriptFlags struct {
 	// format is "" (DSH JSONL, as without the flag), dsh, codex,
-	// claude-code or auto.
+	// claude-code, gemini-cli or auto.
 	format       string
 	skipExisting bool
 }
 
 func addTranscriptFlags(cmd *cobra.Command, f *transcriptFlags) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", "", "the files' `FORMAT`: dsh, codex, claude-code or auto (tells the three apart; directories are imported recursively)")
+	fl.StringVar(&f.format, "format", "", "the files' `FORMAT`: dsh, codex, claude-code, gemini-cli or auto (tells the four apart by their first lines; directories are imported recursively)")
 	fl.BoolVar(&f.skipExisting, "skip-existing", false, "skip a transcript whose session id is in the store already instead of failing")
 }
 
@@ -52,7 +52,7 @@ func runImportTranscripts(ctx context.Context, opts importOptions, args []string
 	}
 	if f.format != "auto" {
 		if _, ok := transcript.ParseFormat(f.format); !ok {
-			return usagef("import: --format %q: want dsh, codex, claude-code or auto", errors.Safe(f.format))
+			return usagef("import: --format %q: want dsh, codex, claude-code, gemini-cli or auto", errors.Safe(f.format))
 		}
 	}
 	jobs, err := transcriptJobs(args)

@@ -146,8 +146,22 @@ func TestImportTranscripts(t *testing.T) {
 	third := filepath.Join(tmp, "third.jsonl")
 	os.WriteFile(third, []byte("{\"hello\":\"world\"}\n"), 0o644)
 	code, _, stderr = logtoolRun(t, db, "import", "--format", "auto", third)
-	if code != exitFailure || !strings.Contains(stderr, "not a DSH session file, a Codex rollout or a Claude Code transcript") {
+	if code != exitFailure || !strings.Contains(stderr, "not a DSH session file, a Codex rollout, a Claude Code transcript or a Gemini CLI session") ||
+		!strings.Contains(stderr, third) {
 		t.Errorf("third format = exit %d, stderr %q", code, stderr)
+	}
+	// Auto never guesses: lines of two formats are refused, naming the
+	// file; --format imports it as the format named.
+	mixed := filepath.Join(tmp, "mixed.jsonl")
+	os.WriteFile(mixed, []byte(`{"sessionId":"g-mixed","projectHash":"h","startTime":"2026-01-02T03:04:05Z"}`+"\n"+
+		`{"type":"queue-operation","operation":"enqueue","sessionId":"g-mixed"}`+"\n"), 0o644)
+	code, _, stderr = logtoolRun(t, db, "import", "--format", "auto", mixed)
+	if code != exitFailure || !strings.Contains(stderr, "line 1 reads as gemini-cli, line 2 as claude-code") || !strings.Contains(stderr, mixed) {
+		t.Errorf("mixed formats = exit %d, stderr %q", code, stderr)
+	}
+	code, stdout, stderr = logtoolRun(t, db, "import", "--format", "gemini-cli", mixed)
+	if code != exitOK || !strings.HasPrefix(stdout, "g-mixed ") || !strings.Contains(stderr, "gemini-cli, 2 lines: 1 mapped, 0 kept unmapped, 1 unknown") {
+		t.Errorf("--format gemini-cli = exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if code, _, _ := logtoolRun(t, db, "import", "--format", "yaml", third); code != exitUsage {
 		t.Errorf("--format yaml = exit %d, want %d", code, exitUsage)
