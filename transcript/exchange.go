@@ -100,9 +100,16 @@ func NewLane(api string) (*Lane, error) {
 	if _, ok := configKeys[api]; !ok {
 		return nil, errors.Mark(errors.Newf("transcript: unknown api %q", errors.Safe(api)), codec.ErrInvalid)
 	}
+	return newLane(api, Gateway, "seq"), nil
+}
+
+// newLane returns a lane whose events carry origin {format: f, key: N}:
+// the gateway's (Gateway, "seq"), or a transcript's whose requests are
+// rebuilt from its lines (format, "line").
+func newLane(api string, f Format, originKey string) *Lane {
 	l := &Lane{api: api}
-	l.b = builder{format: Gateway, originKey: "seq", stats: &l.stats}
-	return l, nil
+	l.b = builder{format: f, originKey: originKey, stats: &l.stats}
+	return l
 }
 
 // API is the lane's API.
@@ -152,7 +159,7 @@ func (l *Lane) done() []codec.Event {
 // body that is not of the API's shape is refused (ErrInvalid, naming the
 // API and the item index, never content), and the lane is unchanged.
 func (l *Lane) MapRequest(body []byte, origin, next int64, time float64) ([]codec.Event, Break, error) {
-	req, err := parseRequest(l.api, body)
+	req, err := parseRequestFrom(l.api, body, string(l.b.format))
 	if err != nil {
 		return nil, Break{}, err
 	}

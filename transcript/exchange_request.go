@@ -156,8 +156,15 @@ func requestf(api, format string, args ...interface{}) error {
 	return errors.Mark(errors.Wrapf(err, "transcript: %s request", errors.Safe(api)), codec.ErrInvalid)
 }
 
-// parseRequest reads a request body of api into its normal form.
+// parseRequest reads a request body of api into its normal form, its
+// header config's source "gateway".
 func parseRequest(api string, body []byte) (*request, error) {
+	return parseRequestFrom(api, body, string(Gateway))
+}
+
+// parseRequestFrom reads a request body of api into its normal form, its
+// header config's source the one given.
+func parseRequestFrom(api string, body []byte, source string) (*request, error) {
 	mp, err := codec.FromJSON(nil, body, codec.Limits{})
 	if err != nil || value(mp).kind() != codec.KindObject {
 		return nil, requestf(api, "the body is not a JSON object (%d bytes)", errors.Safe(len(body)))
@@ -177,7 +184,7 @@ func parseRequest(api string, body []byte) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.config = gatewayConfig(api, v)
+	req.config = gatewayConfig(api, v, source)
 	req.coalesce()
 	for i := range req.units {
 		u := &req.units[i]

@@ -73,6 +73,11 @@ type Stats struct {
 	Turns, Steps, Prompts, ToolCalls, ToolResults, Compactions int
 	// Usage sums the usage of the mapped assistant messages.
 	Usage Usage
+	// Requests counts the model requests of the conversation the source
+	// records itself (Claude Code's api-request lines); Rebuilt of them
+	// were rebuilt whole from the file, and Verified of those have the
+	// digest the source recorded for the request.
+	Requests, Rebuilt, Verified int
 	// Events is the number of events produced, source lines included.
 	Events int64
 }

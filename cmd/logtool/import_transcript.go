@@ -335,6 +335,10 @@ func reportTranscript(w io.Writer, name string, f transcript.Format, parent stri
 	fmt.Fprintf(w, "%s: %s, %d %s: %d mapped, %d kept unmapped, %d unknown; %d turns, %d steps, %d prompts, %d tool calls, %d tool results, %d compactions",
 		name, f, s.Lines, plural(s.Lines, "line", "lines"), s.Mapped, s.Kept, s.Unknown,
 		s.Turns, s.Steps, s.Prompts, s.ToolCalls, s.ToolResults, s.Compactions)
+	if s.Requests > 0 {
+		fmt.Fprintf(w, "; %d %s recorded by the source: %d rebuilt from the file, %d with the digest it recorded",
+			s.Requests, plural(s.Requests, "request", "requests"), s.Rebuilt, s.Verified)
+	}
 	if parent != "" {
 		fmt.Fprintf(w, "; subagent of %s", printable.ID(parent))
 	}
