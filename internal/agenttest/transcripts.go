@@ -2,6 +2,7 @@ package agenttest
 
 import (
 	"io/fs"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -51,4 +52,23 @@ func (a *Agent) Transcripts(t testing.TB) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// Capture runs the scripted session of the agent name against a
+// scripted model of its own (RunSession, Check) and returns it with the
+// transcript files the agent wrote of it: a fresh capture of the agent's
+// own record, in t's temporary directory. It skips or fails t as Binary
+// does when the agent is not installed.
+func Capture(t testing.TB, name string) (*Session, []string) {
+	t.Helper()
+	env := NewEnv(t)
+	srv := httptest.NewUnstartedServer(nil)
+	t.Cleanup(srv.Close)
+	a := NewAgent(t, env, name, "http://"+srv.Listener.Addr().String())
+	m := Script(t, a)
+	srv.Config.Handler = m
+	srv.Start()
+	s := RunSession(t, a, m)
+	s.Check(t)
+	return s, a.Transcripts(t)
 }
