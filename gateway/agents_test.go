@@ -112,6 +112,9 @@ type agentRun struct {
 	name         string
 	s            *agenttest.Session
 	front, model *tap
+	// transcripts are the agent's own transcripts of the session, read
+	// before its temporary home goes.
+	transcripts map[string][]byte
 }
 
 // TestAgentsThroughGateway runs the real agents (internal/agenttest)
@@ -210,6 +213,14 @@ func TestAgentsThroughGateway(t *testing.T) {
 				run.s.Report(t)
 				run.s.Check(t)
 				checkPassThrough(t, run)
+				run.transcripts = map[string][]byte{}
+				for _, p := range a.Transcripts(t) {
+					b, err := os.ReadFile(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					run.transcripts[filepath.Base(p)] = b
+				}
 			})
 		}
 	})
@@ -237,6 +248,7 @@ func TestAgentsThroughGateway(t *testing.T) {
 		t.Skip("no agent installed (.ci/agents.sh installs them)")
 	}
 	checkRecorded(t, st, done)
+	compareTranscripts(t, st, done)
 	exported := checkStore(t, st, done)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)

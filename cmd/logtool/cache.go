@@ -95,6 +95,7 @@ func runCache(ctx context.Context, opts cacheOptions, args []string, stdout, _ i
 	if err != nil {
 		return err
 	}
+	noteImported(ctx, opts.g, st, head, "the cache figures of %s are measured on requests")
 	if opts.json {
 		w := bufio.NewWriter(stdout)
 		var line []byte

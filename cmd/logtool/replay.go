@@ -194,6 +194,15 @@ func replaySteps(ctx context.Context, opts replayOptions, id string, stdout io.W
 		return err
 	}
 	defer closeStore(st, &err)
+	head, err := sessionHead(ctx, st, opts.g.name(), id)
+	if err != nil {
+		return err
+	}
+	what := "the requests of %s are"
+	if opts.wire != "" {
+		what = "the wire bodies of %s are rendered from requests"
+	}
+	noteImported(ctx, opts.g, st, head, what)
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	found := false
 	err = eachStep(ctx, st, opts.g.name(), id, true, func(s rebuild.Step) error {
