@@ -144,7 +144,7 @@ func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, er
 	for n := leaf; n > 0; n = parent[n] {
 		m.onBranch[n] = true
 	}
-	m.delta = pre.delta(m.onBranch, m.sidechainMain)
+	m.delta = pre.delta(m.onBranch, m.sidechainMain, images)
 	if m.delta == nil && len(pre.reqs) > 0 {
 		m.main, m.shapes = map[string]bool{}, map[string]value{}
 		for n, ref := range pre.refs {

@@ -148,7 +148,10 @@ func claudeHash(msg value) (digest, bool) {
 	return sha256.Sum256(b), true
 }
 
-// line reads line n (type typ, sidechain side) for the delta form.
+// line reads line n (type typ, sidechain side) for the delta form: the
+// requests, shapes and blobs, and which request each assistant line
+// answers. The user and assistant lines' hashes are computed after the
+// first pass (hashes), and only for a file that records requests.
 func (p *claudePre) line(n int, v value, typ string, side bool) {
 	if p.known == nil {
 		p.known, p.shapes, p.refs, p.side = map[digest]bool{}, map[string]int{}, map[int]string{}, map[int]bool{}
@@ -169,21 +172,39 @@ func (p *claudePre) line(n int, v value, typ string, side bool) {
 		if d, ok := claudeHash(v.get("message")); ok && hex.EncodeToString(d[:]) == v.get("hash").text() {
 			p.known[d] = true
 		}
-	case "user":
-		for _, m := range userMessages(v.get("message")) {
-			if d, ok := claudeHash(m); ok {
-				p.known[d] = true
-			}
-		}
 	case "assistant":
-		msg := v.get("message")
-		if d, ok := claudeHash(p.group.add(n, msg)); ok {
-			p.known[d] = true
-		}
 		if ref, ok := v.get("requestRef").str(); ok && ref != "" {
 			p.refs[n] = ref
 		}
 	}
+}
+
+// hashes computes the hashes of the messages the user and assistant
+// lines hold, from the first pass's images (by line); false when there
+// are none (a file too big to keep them: it is mapped from its lines).
+func (p *claudePre) hashes(images [][]byte) bool {
+	if images == nil {
+		return false
+	}
+	for n, img := range images {
+		if img == nil {
+			continue
+		}
+		f := value(img).fields("type", "message")
+		switch f[0].text() {
+		case "user":
+			for _, m := range userMessages(f[1]) {
+				if d, ok := claudeHash(m); ok {
+					p.known[d] = true
+				}
+			}
+		case "assistant":
+			if d, ok := claudeHash(p.group.add(n, f[1])); ok {
+				p.known[d] = true
+			}
+		}
+	}
+	return true
 }
 
 // claudeDelta maps a Claude Code transcript from its requests.
@@ -214,9 +235,9 @@ type claudeDelta struct {
 // delta decides, after the first pass, whether the file is mapped from
 // its requests: it has requests on the branch, and every one of them can
 // be rebuilt (its base and shape came before it, every hash is known).
-// onBranch and sidechainMain are the first pass's.
-func (p *claudePre) delta(onBranch []bool, sidechainMain bool) *claudeDelta {
-	if len(p.reqs) == 0 {
+// onBranch, sidechainMain and images are the first pass's.
+func (p *claudePre) delta(onBranch []bool, sidechainMain bool, images [][]byte) *claudeDelta {
+	if len(p.reqs) == 0 || !p.hashes(images) {
 		return nil
 	}
 	d := &claudeDelta{main: map[string]bool{}, used: map[digest]bool{}, shapes: map[string]bool{}}
