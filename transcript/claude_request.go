@@ -104,8 +104,10 @@ func (g *claudeGroup) add(n int, msg value) value {
 	if id == "" || id != g.id {
 		*g = claudeGroup{id: id, line: n}
 	}
-	g.content = append(g.content, f[1].elemBytes()...)
-	g.last = msg
+	for _, e := range f[1].elems() {
+		g.content = append(g.content, append([]byte(nil), e...)) // the line's buffer may be reused
+	}
+	g.last = append(value(nil), msg...)
 	var o codec.Object
 	o.Str("role", "assistant").Array("content", g.content...)
 	return o.Bytes()

@@ -231,7 +231,8 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 		// A call the provider ran: no result comes back, so it is no
 		// tool call of the engine's but an opaque block of the answer, as
 		// the gateway maps it.
-		return m.output(b, n, []byte(p.without("internal_chat_message_metadata_passthrough", marker)), nil, nil)
+		// A copy: p is the line's, whose buffer the next line reuses.
+		return m.output(b, n, append([]byte(nil), p.without("internal_chat_message_metadata_passthrough", marker)...), nil, nil)
 	case "response_item/function_call_output", "response_item/custom_tool_call_output", "response_item/local_shell_call_output":
 		r, ok := codexOutput(p, n)
 		if !ok || !b.answer(r) {
