@@ -30,7 +30,7 @@ func newImportCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	opts := importOptions{g: g}
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
-		Short: "Import DSH session files, Codex rollouts and Claude Code transcripts",
+		Short: "Import DSH session files, Codex rollouts, Claude Code transcripts and Gemini CLI sessions",
 		Long: `Import DSH session files (JSONL, SPEC §2) into the store, creating it if needed.
 
 Each file is imported atomically: all its events or none. For each imported

@@ -53,6 +53,12 @@ then one block per message. --format json prints one line per step:
 where request is the request's canonical JSON, exactly the bytes whose
 SHA-256 is digest. A step with no header in force has a null request.
 
+For a session imported from an agent's transcript (import --format), the
+requests are reconstructed from what the transcript records: a note on
+stderr says so, what it does not record, and which session the gateway
+recorded of the same agent session, if any (its --wire --recorded bytes are
+what the model received).
+
 --new (text format) shows, for each step, only the messages that are new
 since the previous step: those after the longest run of leading messages
 the two requests share. With --step, the previous step is still the one
