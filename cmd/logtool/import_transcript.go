@@ -292,6 +292,20 @@ func importTranscript(ctx context.Context, st store, opts importOptions, job tra
 		return errors.Wrapf(err, "import")
 	}
 	id := s.Header.ID
+	if format == transcript.GeminiCLI && opts.id == "" && job.parent == "" {
+		// Gemini CLI starts a new file when a resumed run begins in
+		// another minute than the file's: a later file of a session in
+		// the store already (whose first line is another) is imported as
+		// its own session, named after the file, its parent the
+		// session's first.
+		if _, err := st.Head(ctx, id); err == nil && !sameFirstLine(ctx, st, id, data) {
+			if s, err = transcript.Open(bytes.NewReader(data), int64(len(data)), format,
+				transcript.Options{Parent: id, Name: name}); err != nil {
+				return errors.Wrapf(err, "import")
+			}
+			job.parent, id = s.Header.ParentSession, s.Header.ID
+		}
+	}
 	if _, err := st.Head(ctx, id); err == nil {
 		if opts.tr.skipExisting {
 			fmt.Fprintf(stderr, "%s: session %s exists already: skipped\n", name, printable.ID(id))
@@ -319,6 +333,27 @@ func importTranscript(ctx context.Context, st store, opts importOptions, job tra
 	return nil
 }
 
+// sameFirstLine reports whether session id's first source line is the
+// first line of data: the session was imported from this file (or an
+// earlier state of it).
+func sameFirstLine(ctx context.Context, st store, id string, data []byte) bool {
+	it, err := st.Scan(ctx, id, 0)
+	if err != nil {
+		return false
+	}
+	defer it.Close()
+	ev, err := it.Next()
+	if err != nil {
+		return false
+	}
+	l, ok, err := transcript.SourceLine(&ev)
+	if !ok || err != nil {
+		return false
+	}
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	return bytes.Equal(l.Text, first)
+}
+
 // readInput reads a whole file (or stdin for "-"): Open reads it twice.
 func readInput(opts importOptions, path string) ([]byte, error) {
 	if path == "-" {
@@ -339,7 +374,10 @@ func reportTranscript(w io.Writer, name string, f transcript.Format, parent stri
 		fmt.Fprintf(w, "; %d %s recorded by the source: %d rebuilt from the file, %d with the digest it recorded",
 			s.Requests, plural(s.Requests, "request", "requests"), s.Rebuilt, s.Verified)
 	}
-	if parent != "" {
+	switch {
+	case parent != "" && f == transcript.GeminiCLI:
+		fmt.Fprintf(w, "; a later file of session %s", printable.ID(parent))
+	case parent != "":
 		fmt.Fprintf(w, "; subagent of %s", printable.ID(parent))
 	}
 	fmt.Fprintln(w)
