@@ -50,9 +50,9 @@
 //     mutated logs.
 //   - stress: the proofs under stress: crash-kill, power cuts, corruption
 //     sweep, concurrency (tests only).
-//   - transcript: importing Codex rollouts and Claude Code transcripts:
-//     every source line kept verbatim, the conversation mapped onto the
-//     event model.
+//   - transcript: importing Codex rollouts, Claude Code transcripts and
+//     Gemini CLI sessions: every source line kept verbatim, the
+//     conversation mapped onto the event model.
 //   - internal/loggen: a deterministic generator of valid session logs;
 //     internal/ssegen: long SSE streams for the wire's benchmarks.
 //   - internal/metrictest: a recording OpenTelemetry MeterProvider for

@@ -2,7 +2,11 @@
 // the one-line summary of an event, the index of a session's steps with
 // their digests, the cache report (how many bytes of each request a
 // provider's prompt cache could reuse, and why the shared prefix broke)
-// and the diff between the requests of two steps. A session the
+// and the diff between the requests of two steps; CompareTranscript sets
+// a session imported from an agent's transcript against the session the
+// recording gateway recorded of the same conversation (logtool compare),
+// and SessionProvenance says where an imported session's requests come
+// from, for the notes beside them. A session the
 // recording gateway recorded (Recorded) has its cache report computed on
 // its recorded request bodies instead, one row per exchange
 // (docs/gateway.md#cache-audit), through package wire/recorded and transcript.Prefix. logtool's show, cache

@@ -112,12 +112,16 @@ type agentRun struct {
 	name         string
 	s            *agenttest.Session
 	front, model *tap
+	// transcripts are the agent's own transcripts of the session, read
+	// before its temporary home goes.
+	transcripts map[string][]byte
 }
 
 // TestAgentsThroughGateway runs the real agents (internal/agenttest)
-// through the recording gateway, each on the scripted session of a
-// first run with two tool calls and a resumed run: Claude Code and Codex
-// through one gateway as logtool gateway runs it, Gemini CLI (whose API
+// through the recording gateway, each on the scripted session (a first
+// run with two tool calls, a resumed run with one, a second resumed
+// run): Claude Code and Codex through one gateway as logtool gateway
+// runs it, Gemini CLI (whose API
 // is not a recorded one) through a second with RecordAll, both over one
 // bbolt store, one scripted model upstream. Then: each agent's session
 // was real (agenttest's Session.Check: the tools ran, the resume sent the
@@ -127,7 +131,7 @@ type agentRun struct {
 // bodies the model received and the answers the agent received, in
 // order; each agent's requests are in sessions of its own, named by its
 // session id (Claude Code's X-Claude-Code-Session-Id, Codex's
-// Session-Id), the resumed run's in the first run's session; every
+// Session-Id), the resumed runs' in the first run's session; every
 // session verifies strictly; and the key the agents send is in neither
 // the store's files nor any session's export.
 func TestAgentsThroughGateway(t *testing.T) {
@@ -209,6 +213,14 @@ func TestAgentsThroughGateway(t *testing.T) {
 				run.s.Report(t)
 				run.s.Check(t)
 				checkPassThrough(t, run)
+				run.transcripts = map[string][]byte{}
+				for _, p := range a.Transcripts(t) {
+					b, err := os.ReadFile(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					run.transcripts[filepath.Base(p)] = b
+				}
 			})
 		}
 	})
@@ -236,6 +248,7 @@ func TestAgentsThroughGateway(t *testing.T) {
 		t.Skip("no agent installed (.ci/agents.sh installs them)")
 	}
 	checkRecorded(t, st, done)
+	compareTranscripts(t, st, done)
 	exported := checkStore(t, st, done)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
@@ -418,9 +431,11 @@ func checkRecorded(t *testing.T, st eventlog.Store, runs []*agentRun) {
 				t.Errorf("%s request %d (%s %s, %d bytes) is recorded nowhere", r.name, j, a.xs[j].method, a.xs[j].path, len(a.xs[j].body))
 			}
 		}
-		// The resumed run's first request is in the first run's session.
-		if n := r.s.N; n < len(a.where) && a.where[0] != a.where[n] {
-			t.Errorf("%s: the first run is in session %s, the resumed run in %s", r.name, a.where[0], a.where[n])
+		// The resumed runs' first requests are in the first run's session.
+		for _, n := range r.s.Starts[1:] {
+			if n < len(a.where) && a.where[0] != a.where[n] {
+				t.Errorf("%s: the first run is in session %s, a resumed run in %s", r.name, a.where[0], a.where[n])
+			}
 		}
 		sa := stats[r]
 		if sa == nil {
@@ -460,7 +475,8 @@ func checkStore(t *testing.T, st eventlog.Store, runs []*agentRun) []byte {
 	var out bytes.Buffer
 	out.Write(exportAll(t, st))
 	// The export is the decompressed text: it holds what the agents sent.
-	for _, want := range []string{agenttest.FirstPrompt, agenttest.ResumePrompt, agenttest.ToolSays, agenttest.NoteSays, agenttest.FinalText} {
+	for _, want := range []string{agenttest.FirstPrompt, agenttest.ResumePrompt, agenttest.LastPrompt, agenttest.ToolSays, agenttest.AgainSays,
+		agenttest.NoteSays, agenttest.ResumedText, agenttest.FinalText} {
 		if !bytes.Contains(out.Bytes(), []byte(want)) && len(runs) > 0 {
 			t.Errorf("the export lacks %q", want)
 		}

@@ -1,7 +1,9 @@
 package transcript
 
 import (
+	"bytes"
 	"encoding/base64"
+	"slices"
 
 	"github.com/sessionlog/sessionlog/codec"
 )
@@ -64,13 +66,16 @@ type builder struct {
 	steps    int64 // steps of the open turn
 	st       *pendingStep
 
-	// model is the model the source says is in use now, modelLine where
-	// it said so; header the model of the last snapshot written.
-	model     string
-	modelLine int
-	header    string
-	system    string
-	surface   []int64
+	// model is the model the source says is in use now, system and
+	// tools the system prompt and tools (storage form, header order) it
+	// records, headerLine the line that said so last; header is the last
+	// snapshot written (storage form), nil before the first.
+	model      string
+	system     string
+	tools      [][]byte
+	headerLine int
+	header     []byte
+	surface    []int64
 
 	// scratch is the data object of the event being built and origin its
 	// origin member: emit copies both into the event, so one buffer each
@@ -99,7 +104,11 @@ type pendingStep struct {
 	done    bool // usage seen (Codex) : the next output is a new response
 	calls   []toolCall
 	results []toolResult
-	msgLine int
+	// fallback are results the source records with the calls themselves
+	// (Gemini CLI): a call no result line answered is answered by its
+	// fallback when the step is written.
+	fallback []toolResult
+	msgLine  int
 	// start and end are the times of the response's first and latest
 	// lines: its events get them, not the time of the line that closed it.
 	start, end float64
@@ -267,27 +276,48 @@ func (b *builder) answer(r toolResult) bool {
 	return true
 }
 
-// ensureHeader writes a header snapshot when the model in use differs
-// from the last snapshot's (initial the first time, change after).
+// setModel records the model the source names at line n.
+func (b *builder) setModel(model string, n int) {
+	if model != "" && model != b.model {
+		b.model, b.headerLine = model, n
+	}
+}
+
+// setTools records the tools the source says are offered at line n.
+func (b *builder) setTools(tools [][]byte, n int) {
+	b.tools, b.headerLine = tools, n
+}
+
+// ensureHeader writes a header snapshot when the model, system or tools
+// in use differ from the last snapshot's (initial the first time,
+// change after); nothing before the source names a model.
 func (b *builder) ensureHeader() error {
-	if b.model == "" || b.model == b.header {
+	if b.model == "" {
 		return nil
 	}
-	reason := "change"
-	if b.header == "" {
-		reason = "initial"
-	}
-	var cfg, h, o codec.Object
+	var cfg, h codec.Object
 	cfg.Str("provider", b.provider()).Str("model", b.model).Str("source", string(b.format))
 	h.Value("config", cfg.Bytes())
 	if b.system != "" {
 		h.Str("system", b.system)
 	}
-	o.Value("header", h.Bytes()).Str("reason", reason)
-	if _, err := b.emit(codec.TypeRequestHeader, &o, b.modelLine, codec.SurfaceOp{}, nil); err != nil {
+	if len(b.tools) > 0 {
+		h.Array("tools", b.tools...)
+	}
+	hb := h.Bytes()
+	if bytes.Equal(hb, b.header) {
+		return nil
+	}
+	reason := "change"
+	if b.header == nil {
+		reason = "initial"
+	}
+	var o codec.Object
+	o.Value("header", hb).Str("reason", reason)
+	if _, err := b.emit(codec.TypeRequestHeader, &o, b.headerLine, codec.SurfaceOp{}, nil); err != nil {
 		return err
 	}
-	b.header = b.model
+	b.header = hb
 	return nil
 }
 
@@ -299,6 +329,11 @@ func (b *builder) closeStep() error {
 		return nil
 	}
 	b.st = nil
+	for _, r := range st.fallback {
+		if !slices.ContainsFunc(st.results, func(x toolResult) bool { return x.id == r.id }) {
+			st.results = append(st.results, r)
+		}
+	}
 	now := b.time
 	defer func() { b.time = now }()
 	b.time = st.start
@@ -512,8 +547,11 @@ func (b *builder) compactFail(line int, msg string) error {
 
 // provider is the provider of the source's models.
 func (b *builder) provider() string {
-	if b.format == ClaudeCode {
+	switch b.format {
+	case ClaudeCode:
 		return "anthropic"
+	case GeminiCLI:
+		return "google"
 	}
 	return "openai"
 }

@@ -23,6 +23,13 @@ type claudeMapper struct {
 	// not JSON), kept when the whole file's fit in parseCache bytes, so
 	// that the second pass need not parse again; nil otherwise.
 	images [][]byte
+	// delta maps the file from the requests it records (claude_request.go),
+	// nil when it records none or they cannot all be rebuilt; then main
+	// are the requests whose answers are on the branch, and shapes the
+	// shapes read so far, for the header snapshots.
+	delta  *claudeDelta
+	main   map[string]bool
+	shapes map[string]value
 }
 
 // parseCache bounds the parsed lines the first pass keeps for the second.
@@ -49,6 +56,7 @@ func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, er
 	parent := []int{0}
 	leaf, lastUUID := 0, 0
 	mainLines := 0
+	var pre claudePre
 	images, cached := [][]byte{nil}, 0
 	var arena []byte
 	for {
@@ -98,6 +106,8 @@ func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, er
 		if info.cwd == "" {
 			info.cwd = f[2].text()
 		}
+		side, _ := f[7].boolean()
+		pre.line(n, value(mp), f[3].text(), side)
 		if f[3].text() == "last-prompt" {
 			if l, ok := latest[f[8].text()]; ok {
 				leaf = l
@@ -121,7 +131,7 @@ func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, er
 		}
 		latest[uuid] = n
 		lastUUID = n
-		if side, _ := f[7].boolean(); !side {
+		if !side {
 			leaf = n
 			mainLines++
 		}
@@ -134,6 +144,15 @@ func scanClaude(lr *lineReader, lim codec.Limits) (headerInfo, *claudeMapper, er
 	for n := leaf; n > 0; n = parent[n] {
 		m.onBranch[n] = true
 	}
+	m.delta = pre.delta(m.onBranch, m.sidechainMain, images)
+	if m.delta == nil && len(pre.reqs) > 0 {
+		m.main, m.shapes = map[string]bool{}, map[string]value{}
+		for n, ref := range pre.refs {
+			if n < len(m.onBranch) && m.onBranch[n] && (!pre.side[n] || m.sidechainMain) {
+				m.main[ref] = true
+			}
+		}
+	}
 	return info, m, nil
 }
 
@@ -144,6 +163,7 @@ var claudeKnown = map[string]bool{
 	"custom-title": true, "ai-title": true, "agent-name": true, "permission-mode": true, "mode": true,
 	"worktree-state": true, "pr-link": true, "frame-link": true, "bridge-session": true, "atis-latch": true,
 	"relocated": true, "started": true, "result": true,
+	"api-request": true, "api-request-blob": true, "api-request-shape": true, "cost-state": true, "tools-used": true,
 }
 
 // Top-level keys the mapper reads, by index into claudeMapper.line's
@@ -172,7 +192,27 @@ func (m *claudeMapper) line(b *builder, n int, v value) (string, int, error) {
 		how = lineUnknown
 	}
 	side, _ := f[cSidechain].boolean()
-	if n >= len(m.onBranch) || !m.onBranch[n] || side && !m.sidechainMain {
+	onBranch := n < len(m.onBranch) && m.onBranch[n] && (!side || m.sidechainMain)
+	if m.delta != nil {
+		if typ == "api-request" || typ == "api-request-blob" || typ == "api-request-shape" || typ == "user" || typ == "assistant" {
+			h, err := m.delta.line(b, n, v, typ, onBranch)
+			if typ == "api-request" && h == lineMapped {
+				b.stats.Requests++
+			}
+			return kind, h, err
+		}
+		return kind, how, nil
+	}
+	switch typ {
+	case "api-request-shape":
+		if h := v.get("shapeHash").text(); h != "" && m.shapes != nil && v.get("shape").kind() == codec.KindObject {
+			m.shapes[h] = append(value(nil), v.get("shape")...)
+		}
+		return kind, how, nil
+	case "api-request":
+		return kind, m.headerOf(b, n, v, how), nil
+	}
+	if !onBranch {
 		return kind, how, nil
 	}
 	var err error
@@ -331,8 +371,8 @@ func (m *claudeMapper) assistant(b *builder, n int, msg value) (int, error) {
 		// Without message.id every line is its own response.
 		st.done = true
 	}
-	if model, ok := mf[2].str(); ok && model != "" && model != b.model {
-		b.model, b.modelLine = model, n
+	if model, ok := mf[2].str(); ok {
+		b.setModel(model, n)
 	}
 	if u := claudeUsage(mf[3]); u != nil {
 		st.usage = u
@@ -428,8 +468,43 @@ func (m *claudeMapper) parsed(n int) ([]byte, bool) {
 }
 
 func (m *claudeMapper) finish(b *builder) error {
+	if m.delta != nil {
+		return m.delta.finish(b)
+	}
 	if err := m.settle(b, m.boundaryLine); err != nil {
 		return err
 	}
 	return b.closeStep()
+}
+
+// headerOf reads, where the file's requests cannot all be rebuilt, what
+// a request of the conversation (api-request line n) says of the header:
+// the system prompt and tools of its shape, in force from the next step.
+func (m *claudeMapper) headerOf(b *builder, n int, v value, how int) int {
+	r := readClaudeRequest(v, n)
+	shape, ok := m.shapes[r.shape]
+	if !m.main[r.id] || !ok {
+		return how
+	}
+	b.stats.Requests++
+	var body codec.Object
+	sf := shape.fields("system", "tools")
+	body.Value("model", v.get("params").get("model")).Array("messages")
+	if sf[0] != nil {
+		body.Value("system", sf[0])
+	}
+	if sf[1] != nil {
+		body.Value("tools", sf[1])
+	}
+	js, _, err := codec.ToJSON(nil, body.Bytes())
+	if err != nil {
+		return how
+	}
+	req, err := parseRequestFrom(APIAnthropic, js, string(ClaudeCode))
+	if err != nil {
+		return how
+	}
+	b.system = req.system
+	b.setTools(req.tools, n)
+	return lineMapped
 }

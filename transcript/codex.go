@@ -9,19 +9,32 @@ import (
 )
 
 // scanCodex is the first pass over a Codex rollout: the session id, cwd
-// and base instructions of the first session_meta, and the first
-// timestamp.
-func scanCodex(lr *lineReader, lim codec.Limits) (headerInfo, error) {
+// and base instructions of the first session_meta, the first timestamp,
+// and which turns hold their conversation only in event_msg lines (no
+// response_item message, reasoning, call or output): those map their
+// event_msg lines instead (codexMapper.eventOnly). A turn here is the
+// span of lines up to a task_complete or turn_aborted: Codex may write a
+// turn's user_message before its task_started.
+func scanCodex(lr *lineReader, lim codec.Limits) (headerInfo, *codexMapper, error) {
 	var info headerInfo
+	m := &codexMapper{}
 	var mp []byte
-	haveTime := false
+	haveTime, meta := false, false
+	turn := 0
+	items := []bool{false} // by turn: the turn has response_item conversation lines
 	for {
 		line, _, err := lr.next()
 		if err == io.EOF {
-			return info, nil
+			break
 		}
 		if err != nil {
-			return info, err
+			return info, nil, err
+		}
+		// Only lines that may matter are parsed: a rollout is compact JSON,
+		// and every line names its type.
+		if meta && haveTime && !bytes.Contains(line, []byte("task_complete")) && !bytes.Contains(line, []byte("turn_aborted")) &&
+			!bytes.Contains(line, []byte("response_item")) {
+			continue
 		}
 		mp, err = codec.FromJSON(mp[:0], line, lim)
 		if err != nil {
@@ -33,8 +46,11 @@ func scanCodex(lr *lineReader, lim codec.Limits) (headerInfo, error) {
 				info.created, haveTime = t, true
 			}
 		}
-		if v.get("type").text() == "session_meta" {
-			p := v.get("payload")
+		f := v.fields("type", "payload")
+		switch kind := codexKind(f[0], f[1]); {
+		case kind == "session_meta" && !meta:
+			meta = true
+			p := f[1]
 			info.id = p.get("id").text()
 			info.cwd = p.get("cwd").text()
 			if !haveTime {
@@ -42,15 +58,51 @@ func scanCodex(lr *lineReader, lim codec.Limits) (headerInfo, error) {
 					info.created, haveTime = t, true
 				}
 			}
-			return info, nil
+		case codexTurnEnd[kind]:
+			turn++
+			items = append(items, false)
+		case codexConversation[kind]:
+			items[turn] = true
 		}
 	}
+	m.eventOnly = make([]bool, len(items))
+	for i, has := range items {
+		m.eventOnly[i] = !has
+	}
+	return info, m, nil
+}
+
+// codexTurnEnd are the kinds that end a turn (for eventOnly).
+var codexTurnEnd = map[string]bool{"event_msg/task_complete": true, "event_msg/turn_aborted": true}
+
+// codexConversation are the response_item kinds that hold a turn's
+// conversation: a turn with none of them maps its event_msg lines.
+var codexConversation = map[string]bool{
+	"response_item/message": true, "response_item/reasoning": true, "response_item/function_call": true,
+	"response_item/custom_tool_call": true, "response_item/local_shell_call": true,
+	"response_item/web_search_call": true, "response_item/function_call_output": true,
+	"response_item/custom_tool_call_output": true, "response_item/local_shell_call_output": true,
 }
 
 // codexMapper maps Codex rollout lines (docs/transcripts.md).
 type codexMapper struct {
-	meta      bool   // the first session_meta was read
-	lastTotal []byte // total_token_usage of the last counted token_count
+	meta bool // the first session_meta was read
+	// lastTotal is the cumulative usage of the last usage mapped (a
+	// token_count's total_token_usage, a token_usage_record's
+	// thread_token_usage): the other line reporting the same request
+	// repeats it, and is kept only.
+	lastTotal [6]float64
+	counted   bool
+	// tools are the tools of the additional_tools items so far, in the
+	// header's form.
+	tools [][]byte
+	// eventOnly says, by turn (the lines up to a turn's end: scanCodex),
+	// that the turn's conversation is only in event_msg lines; turn is the
+	// turn being read.
+	eventOnly []bool
+	turn      int
+	// calls are the ids of the calls mapped so far.
+	calls map[string]bool
 }
 
 // codexKept are the Codex line kinds the importer knows and keeps without
@@ -79,7 +131,8 @@ var codexKept = map[string]bool{
 	"response_item/web_search_call": true, "response_item/ghost_snapshot": true,
 	"response_item/tool_search_call": true, "response_item/tool_search_output": true,
 	"response_item/image_generation_call": true, "response_item/agent_message": true,
-	"compacted": true,
+	"compacted": true, "token_usage_record": true, "response_item/additional_tools": true,
+	"response_item/local_shell_call_output": true,
 }
 
 func codexKind(typ, payload value) string {
@@ -97,6 +150,9 @@ func (m *codexMapper) line(b *builder, n int, v value) (string, int, error) {
 	f := v.fields("type", "payload")
 	kind := codexKind(f[0], f[1])
 	how, err := m.mapLine(b, n, kind, f[1])
+	if codexTurnEnd[kind] {
+		m.turn++
+	}
 	if how == lineKept && !codexKept[kind] {
 		how = lineUnknown
 	}
@@ -104,6 +160,7 @@ func (m *codexMapper) line(b *builder, n int, v value) (string, int, error) {
 }
 
 func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, error) {
+	events := m.turn < len(m.eventOnly) && m.eventOnly[m.turn]
 	switch kind {
 	case "session_meta":
 		if m.meta {
@@ -119,12 +176,16 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 		return lineMapped, nil
 	case "turn_context":
 		if model, ok := p.get("model").str(); ok && model != "" {
-			if model != b.model {
-				b.model, b.modelLine = model, n
-			}
+			b.setModel(model, n)
 			return lineMapped, nil
 		}
 	case "event_msg/task_started":
+		if b.inTurn && b.implicit && b.steps == 0 && b.st == nil {
+			// The turn's input came before its task_started: it starts
+			// the turn the importer opened for it.
+			b.implicit = false
+			return lineMapped, nil
+		}
 		return lineMapped, b.openTurn(n, false, false)
 	case "event_msg/task_complete":
 		if b.inTurn {
@@ -140,7 +201,18 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 			return lineMapped, b.closeTurn(n, r.Bytes())
 		}
 	case "event_msg/token_count":
-		return m.tokenCount(b, n, p)
+		info := p.get("info")
+		return m.usage(b, n, info.get("last_token_usage"), info.get("total_token_usage"))
+	case "token_usage_record":
+		return m.usage(b, n, p.get("usage"), p.get("thread_token_usage"))
+	case "response_item/additional_tools":
+		req := request{api: APIResponses}
+		if err := req.headerTools(p.get("tools"), false); err != nil {
+			return lineKept, nil
+		}
+		m.tools = append(m.tools, req.tools...)
+		b.setTools(m.tools, n)
+		return lineMapped, nil
 	case "response_item/message":
 		return m.message(b, n, p)
 	case "response_item/reasoning":
@@ -148,38 +220,31 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 		if !ok {
 			return lineKept, nil
 		}
-		st, err := b.response(n, "")
-		if err != nil {
-			return 0, err
-		}
-		st.blocks = append(st.blocks, bl)
-		if replay != nil {
-			st.replay = append(st.replay, replay)
-		}
-		return lineMapped, nil
-	case "response_item/function_call", "response_item/custom_tool_call":
-		c, bl, ok := codexCall(p, kind == "response_item/custom_tool_call", n, b.time)
+		return m.output(b, n, bl, replay, nil)
+	case "response_item/function_call", "response_item/custom_tool_call", "response_item/local_shell_call":
+		c, bl, ok := codexCall(p, kind[len("response_item/"):], n, b.time)
 		if !ok {
 			return lineKept, nil
 		}
-		st, err := b.response(n, "")
-		if err != nil {
-			return 0, err
-		}
-		for _, x := range st.calls {
-			if x.id == c.id {
-				return lineKept, nil
-			}
-		}
-		st.blocks = append(st.blocks, bl)
-		st.calls = append(st.calls, c)
-		return lineMapped, nil
-	case "response_item/function_call_output", "response_item/custom_tool_call_output":
+		return m.output(b, n, bl, nil, &c)
+	case "response_item/web_search_call":
+		// A call the provider ran: no result comes back, so it is no
+		// tool call of the engine's but an opaque block of the answer, as
+		// the gateway maps it.
+		// A copy: p is the line's, whose buffer the next line reuses.
+		return m.output(b, n, append([]byte(nil), p.without("internal_chat_message_metadata_passthrough", marker)...), nil, nil)
+	case "response_item/function_call_output", "response_item/custom_tool_call_output", "response_item/local_shell_call_output":
 		r, ok := codexOutput(p, n)
 		if !ok || !b.answer(r) {
 			return lineKept, nil
 		}
 		return lineMapped, nil
+	case "event_msg/mcp_tool_call_end":
+		return m.mcpCall(b, n, p)
+	case "event_msg/user_message", "event_msg/agent_message", "event_msg/agent_reasoning":
+		if events {
+			return m.event(b, n, kind, p)
+		}
 	case "compacted":
 		msg, ok := p.get("message").str()
 		if !ok {
@@ -192,6 +257,31 @@ func (m *codexMapper) mapLine(b *builder, n int, kind string, p value) (int, err
 		return lineMapped, b.compactEnd(start, n, codec.Array(textBlock(msg)), -1)
 	}
 	return lineKept, nil
+}
+
+// output adds an output item of the model (a block, its replay state, a
+// call) to the response being read: a call whose id the response holds
+// already is kept only.
+func (m *codexMapper) output(b *builder, n int, bl, replay []byte, c *toolCall) (int, error) {
+	st, err := b.response(n, "")
+	if err != nil {
+		return 0, err
+	}
+	if c != nil {
+		if m.calls[c.id] {
+			return lineKept, nil
+		}
+		if m.calls == nil {
+			m.calls = map[string]bool{}
+		}
+		m.calls[c.id] = true
+		st.calls = append(st.calls, *c)
+	}
+	st.blocks = append(st.blocks, bl)
+	if replay != nil {
+		st.replay = append(st.replay, replay)
+	}
+	return lineMapped, nil
 }
 
 // codexReasoning converts a reasoning item (a rollout's response_item,
@@ -215,16 +305,24 @@ func codexReasoning(p value) (bl, replay []byte, ok bool) {
 	return o.Bytes(), replay, true
 }
 
-// codexCall converts a function_call item, or with custom a
-// custom_tool_call (whose arguments are its input text), into a call at
-// line n and time t and its tool-call block.
-func codexCall(p value, custom bool, n int, t float64) (toolCall, []byte, bool) {
-	f := p.fields("call_id", "name", "arguments", "input")
+// codexCall converts a call item of type typ into a call at line n and
+// time t and its tool-call block: a function_call (arguments its JSON
+// text), a custom_tool_call (arguments its input text) or a
+// local_shell_call (named local_shell, arguments its action's JSON).
+func codexCall(p value, typ string, n int, t float64) (toolCall, []byte, bool) {
+	f := p.fields("call_id", "name", "arguments", "input", "action", "id")
 	id, ok1 := f[0].str()
 	name, ok2 := f[1].str()
 	args, ok3 := f[2].str()
-	if custom {
+	switch typ {
+	case "custom_tool_call":
 		args, ok3 = f[3].str()
+	case "local_shell_call":
+		if !ok1 {
+			id, ok1 = f[5].str()
+		}
+		name, ok2 = "local_shell", true
+		args, ok3 = f[4].json(), f[4].kind() == codec.KindObject
 	}
 	if !ok1 || !ok2 || !ok3 || id == "" {
 		return toolCall{}, nil, false
@@ -280,6 +378,11 @@ func (m *codexMapper) message(b *builder, n int, p value) (int, error) {
 		if err := m.input(b, n); err != nil {
 			return 0, err
 		}
+		if b.header == nil && b.system != "" && len(content) == 1 && value(content[0]).get("text").text() == b.system {
+			// The base instructions sent as this message (Codex's lite
+			// requests carry no instructions): not the system prompt too.
+			b.system = ""
+		}
 		return lineMapped, b.contextMessage(n, codec.Array(content...), role)
 	case "assistant":
 		st, err := b.response(n, "")
@@ -305,52 +408,6 @@ func (m *codexMapper) input(b *builder, n int) error {
 		return b.openTurn(n, false, true)
 	}
 	return b.ensureTurn(n)
-}
-
-// tokenCount attaches a token_count's last_token_usage to the step it
-// counts: the pending response when it has no usage yet, else a step of
-// its own. A repeat (same total_token_usage as the last) is kept only.
-func (m *codexMapper) tokenCount(b *builder, n int, p value) (int, error) {
-	info := p.get("info")
-	last := info.get("last_token_usage")
-	in, ok1 := last.get("input_tokens").num()
-	out, ok2 := last.get("output_tokens").num()
-	if !ok1 || !ok2 {
-		return lineKept, nil
-	}
-	total := info.get("total_token_usage")
-	if total != nil && m.lastTotal != nil && bytes.Equal(total, m.lastTotal) {
-		return lineKept, nil
-	}
-	m.lastTotal = append(m.lastTotal[:0], total...)
-	cached, hasCached := last.get("cached_input_tokens").num()
-	write, hasWrite := last.get("cache_write_input_tokens").num()
-	var u codec.Object
-	u.Int("inputTokens", max(int64(in)-int64(cached)-int64(write), 0)).Int("outputTokens", int64(out))
-	if hasCached {
-		u.Int("cacheReadTokens", int64(cached))
-	}
-	if hasWrite {
-		u.Int("cacheWriteTokens", int64(write))
-	}
-	if r, ok := last.get("reasoning_output_tokens").num(); ok {
-		u.Int("reasoningTokens", int64(r))
-	}
-	st := b.st
-	if st == nil || st.usage != nil {
-		// A response the rollout records only by its count.
-		if err := b.closeStep(); err != nil {
-			return 0, err
-		}
-		var err error
-		if st, err = b.response(n, ""); err != nil {
-			return 0, err
-		}
-	}
-	st.usage = u.Bytes()
-	st.done = true
-	st.end = max(st.end, b.time)
-	return lineMapped, nil
 }
 
 func (m *codexMapper) finish(b *builder) error { return b.closeStep() }

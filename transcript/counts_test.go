@@ -93,18 +93,45 @@ func num(m map[string]any, k string) (int64, bool) {
 	return int64(f), err == nil
 }
 
-// codexCounts: user message items are prompts; function and custom tool
-// calls with a call id, a name and arguments (input) are calls; an output is a result when it answers a
+// codexCounts: user message items are prompts; function, custom tool
+// and local shell calls with a call id, a name and arguments (input,
+// action) are calls, and so is an mcp_tool_call_end whose call id no
+// call had, with its result; an output is a result when it answers a
 // call of the same turn; compacted records are compactions; usage is the
-// sum of each new token_count's last_token_usage (cached input apart).
+// sum of each new token_count's last_token_usage or token_usage_record's
+// usage (cached input apart), a line whose cumulative total repeats the
+// last one not counted. In a turn (the lines up to a task_complete or
+// turn_aborted) without response_item messages, calls and outputs, its
+// user_message events are the prompts.
 func codexCounts(data []byte) counts {
 	var c counts
+	ls := lines(data)
+	// The turns that hold response_item conversation lines.
+	var itemTurns []bool
+	turn := 0
+	for _, m := range ls {
+		typ, _ := str(m, "type")
+		pt, _ := str(obj(m, "payload"), "type")
+		for len(itemTurns) <= turn {
+			itemTurns = append(itemTurns, false)
+		}
+		switch {
+		case typ == "event_msg" && (pt == "task_complete" || pt == "turn_aborted"):
+			turn++
+		case typ == "response_item" && pt != "additional_tools" && pt != "ghost_snapshot" && pt != "tool_search_call" &&
+			pt != "tool_search_output" && pt != "image_generation_call" && pt != "agent_message" && pt != "":
+			itemTurns[turn] = true
+		}
+	}
 	open := map[string]bool{}
+	called := map[string]bool{}
 	var lastTotal string
-	for _, m := range lines(data) {
+	turn = 0
+	for _, m := range ls {
 		typ, _ := str(m, "type")
 		p := obj(m, "payload")
 		pt, _ := str(p, "type")
+		events := turn >= len(itemTurns) || !itemTurns[turn]
 		switch {
 		case typ == "compacted":
 			if _, ok := str(p, "message"); ok {
@@ -113,38 +140,76 @@ func codexCounts(data []byte) counts {
 			open = map[string]bool{}
 		case typ == "event_msg" && (pt == "task_started" || pt == "task_complete" || pt == "turn_aborted"):
 			open = map[string]bool{}
+			if pt != "task_started" {
+				turn++
+			}
 		case typ == "response_item" && pt == "message" && p["role"] == "user":
 			c.Prompts++
-		case typ == "response_item" && (pt == "function_call" || pt == "custom_tool_call"):
+		case typ == "event_msg" && pt == "user_message" && events:
+			if _, ok := str(p, "message"); ok {
+				c.Prompts++
+			}
+		case typ == "response_item" && (pt == "function_call" || pt == "custom_tool_call" || pt == "local_shell_call"):
 			id, ok := str(p, "call_id")
 			_, okName := str(p, "name")
-			args := "arguments"
-			if pt == "custom_tool_call" {
-				args = "input"
+			var okArgs bool
+			switch pt {
+			case "custom_tool_call":
+				_, okArgs = str(p, "input")
+			case "local_shell_call":
+				if !ok {
+					id, ok = str(p, "id")
+				}
+				okName = true
+				okArgs = obj(p, "action") != nil
+			default:
+				_, okArgs = str(p, "arguments")
 			}
-			_, okArgs := str(p, args)
-			if ok && okName && okArgs && id != "" {
+			if ok && okName && okArgs && id != "" && !called[id] {
 				c.ToolCalls++
-				open[id] = true
+				open[id], called[id] = true, true
 			}
-		case typ == "response_item" && (pt == "function_call_output" || pt == "custom_tool_call_output"):
+		case typ == "event_msg" && pt == "mcp_tool_call_end":
+			id, ok := str(p, "call_id")
+			inv := obj(p, "invocation")
+			_, ok1 := str(inv, "server")
+			_, ok2 := str(inv, "tool")
+			res := obj(p, "result")
+			_, isErr := res["Err"]
+			_, isList := obj(res, "Ok")["content"].([]any)
+			if ok && ok1 && ok2 && id != "" && !called[id] && (isErr || isList) {
+				c.ToolCalls++
+				c.ToolResults++
+				called[id] = true
+			}
+		case typ == "response_item" && (pt == "function_call_output" || pt == "custom_tool_call_output" || pt == "local_shell_call_output"):
 			id, _ := str(p, "call_id")
 			if open[id] {
 				c.ToolResults++
 				delete(open, id)
 			}
-		case typ == "event_msg" && pt == "token_count":
-			last := obj(p, "info", "last_token_usage")
+		case typ == "event_msg" && pt == "token_count", typ == "token_usage_record":
+			last, totalObj := obj(p, "info", "last_token_usage"), obj(p, "info", "total_token_usage")
+			if typ == "token_usage_record" {
+				last, totalObj = obj(p, "usage"), obj(p, "thread_token_usage")
+			}
 			in, ok1 := num(last, "input_tokens")
 			out, ok2 := num(last, "output_tokens")
 			if !ok1 || !ok2 {
 				continue
 			}
-			total, _ := json.Marshal(obj(p, "info", "total_token_usage"))
-			if string(total) == lastTotal {
+			var totals []int64
+			for _, k := range []string{"input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens"} {
+				n, _ := num(totalObj, k)
+				totals = append(totals, n)
+			}
+			total, _ := json.Marshal(totals)
+			if totalObj != nil && string(total) == lastTotal {
 				continue
 			}
-			lastTotal = string(total)
+			if totalObj != nil {
+				lastTotal = string(total)
+			}
 			cached, _ := num(last, "cached_input_tokens")
 			write, _ := num(last, "cache_write_input_tokens")
 			r, _ := num(last, "reasoning_output_tokens")

@@ -1,6 +1,7 @@
 // Package transcript imports other agents' session files (docs/transcripts.md):
-// OpenAI Codex rollouts and Anthropic Claude Code transcripts. Open reads
-// a file and returns a Session, an eventlog.Source whose events are
+// OpenAI Codex rollouts, Anthropic Claude Code transcripts and Google
+// Gemini CLI sessions. Open reads a file and returns a Session, an
+// eventlog.Source whose events are
 //
 //   - one source/line event per source line, in order, holding the line's
 //     exact text ({"format","line","text"}; "base64" instead of "text"
@@ -18,6 +19,29 @@
 // counted in Stats (by kind); it is never an error. A last line without a
 // newline that is not a whole JSON object is a torn tail: kept, counted,
 // never mapped.
+//
+// Detect tells the formats apart by their first lines and never guesses:
+// a file whose first lines say no format, or two, is ErrFormat.
+//
+// # What each format gives
+//
+//   - Codex: the conversation from its response_item lines (which equal
+//     the requests' input items), usage from token_usage_record (a
+//     token_count repeating it kept), the tools from additional_tools; a
+//     turn with no response_item conversation maps its event_msg lines
+//     instead (never both).
+//   - Claude Code: when the file records its requests (api-request,
+//     api-request-shape, api-request-blob: 2.1.328 and later) and every
+//     request of the conversation can be rebuilt from it, each request is
+//     rebuilt, its digest checked against the one recorded
+//     (Stats.Rebuilt, Stats.Verified), and mapped as the gateway maps a
+//     request (a Lane), each answer from the assistant lines that
+//     reference it; otherwise the lines are mapped (the branch that ends
+//     at the last line's leaf), the requests giving the header's system
+//     prompt and tools.
+//   - Gemini CLI: its records (user, gemini) by id, a record written
+//     again updating its step; function calls and responses, thoughts as
+//     reasoning, tokens as usage, the model per record.
 //
 // # Reading
 //
@@ -88,9 +112,10 @@
 //
 // # Caveats
 //
-// Neither format records every tool definition or (Claude Code) the
-// system prompt: the header snapshots leave them absent, so a rebuilt
-// request shows what is known and no more.
+// What a format does not record stays absent from the header snapshots
+// (Gemini CLI: the system instruction and tools; Claude Code before
+// 2.1.328: the system prompt and tools), so a rebuilt request shows what
+// is known and no more; audit.SessionProvenance says what that is.
 //
 // The gateway's mapping writes assistant content that no answer gave (a
 // client's edit of an earlier answer, a prefill) as an assistant/message

@@ -21,7 +21,8 @@ type Request struct {
 	req *request
 }
 
-// ParseRequest parses a request body of api. A body that is not of the
+// ParseRequest parses a request body of api for a lane of the gateway's
+// (NewLane): its header config names the gateway as source. A body that is not of the
 // API's shape is refused (ErrInvalid, naming the API, never content).
 func ParseRequest(api string, body []byte) (*Request, error) {
 	req, err := parseRequest(api, body)
@@ -127,9 +128,16 @@ func NewLane(api string) (*Lane, error) {
 	if _, ok := configKeys[api]; !ok {
 		return nil, errors.Mark(errors.Newf("transcript: unknown api %q", errors.Safe(api)), codec.ErrInvalid)
 	}
+	return newLane(api, Gateway, "seq"), nil
+}
+
+// newLane returns a lane whose events carry origin {format: f, key: N}:
+// the gateway's (Gateway, "seq"), or a transcript's whose requests are
+// rebuilt from its lines (format, "line").
+func newLane(api string, f Format, originKey string) *Lane {
 	l := &Lane{api: api}
-	l.b = builder{format: Gateway, originKey: "seq", stats: &l.stats}
-	return l, nil
+	l.b = builder{format: f, originKey: originKey, stats: &l.stats}
+	return l
 }
 
 // API is the lane's API.
@@ -179,11 +187,11 @@ func (l *Lane) done() []codec.Event {
 // body that is not of the API's shape is refused (ErrInvalid, naming the
 // API and the item index, never content), and the lane is unchanged.
 func (l *Lane) MapRequest(body []byte, origin, next int64, time float64) ([]codec.Event, Break, error) {
-	r, err := ParseRequest(l.api, body)
+	req, err := parseRequestFrom(l.api, body, string(l.b.format))
 	if err != nil {
 		return nil, Break{}, err
 	}
-	return l.Map(r, origin, next, time)
+	return l.Map(&Request{req: req}, origin, next, time)
 }
 
 // Map is MapRequest of a request already parsed; one of another API than
@@ -193,6 +201,9 @@ func (l *Lane) Map(r *Request, origin, next int64, time float64) ([]codec.Event,
 	req := r.req
 	if req.api != l.api {
 		return nil, Break{}, requestf(l.api, "the request is of another API (%s)", errors.Safe(req.api))
+	}
+	if req.source != string(l.b.format) {
+		return nil, Break{}, requestf(l.api, "the request was parsed for %s events, the lane maps %s", errors.Safe(req.source), errors.Safe(l.b.format))
 	}
 	if len(req.units) == 0 {
 		return nil, Break{}, requestf(l.api, "the conversation is empty")

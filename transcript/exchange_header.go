@@ -29,9 +29,10 @@ func providerOf(api string) string {
 // gatewayConfig builds a recorded request's header config: provider,
 // model, the typed keys of docs/rules.md#epochheader and docs/wire.md#renderers the body gives
 // (temperature, maxTokens, stop, thinking, reasoningEffort), wire = the
-// API's name, source = "gateway", then params: the API's own config keys
-// as the body has them, in body order.
-func gatewayConfig(api string, v value) []byte {
+// API's name, source (the gateway's "gateway", or the transcript format
+// a request was rebuilt from), then params: the API's own config keys as
+// the body has them, in body order.
+func gatewayConfig(api string, v value, source string) []byte {
 	want := configKeys[api]
 	var params codec.Object
 	fields := map[string]value{}
@@ -79,7 +80,7 @@ func gatewayConfig(api string, v value) []byte {
 	if e, ok := effort.str(); ok {
 		o.Str("reasoningEffort", e)
 	}
-	o.Str("source", "gateway")
+	o.Str("source", source)
 	if params.Len() > 0 {
 		o.Value("params", params.Bytes())
 	}

@@ -63,6 +63,8 @@ type request struct {
 	hasRoot  bool
 	// cacheKey is the body's top-level prompt_cache_key ("" when none).
 	cacheKey string
+	// source is the format the header config names as its source.
+	source string
 }
 
 // keyer hashes the normal form of a unit: length-prefixed fields, so
@@ -158,14 +160,21 @@ func requestf(api, format string, args ...interface{}) error {
 	return errors.Mark(errors.Wrapf(err, "transcript: %s request", errors.Safe(api)), codec.ErrInvalid)
 }
 
-// parseRequest reads a request body of api into its normal form.
+// parseRequest reads a request body of api into its normal form, its
+// header config's source "gateway".
 func parseRequest(api string, body []byte) (*request, error) {
+	return parseRequestFrom(api, body, string(Gateway))
+}
+
+// parseRequestFrom reads a request body of api into its normal form, its
+// header config's source the one given.
+func parseRequestFrom(api string, body []byte, source string) (*request, error) {
 	mp, err := codec.FromJSON(nil, body, codec.Limits{})
 	if err != nil || value(mp).kind() != codec.KindObject {
 		return nil, requestf(api, "the body is not a JSON object (%d bytes)", errors.Safe(len(body)))
 	}
 	v := value(mp)
-	req := &request{api: api, model: v.get("model").text(), cacheKey: v.get("prompt_cache_key").text()}
+	req := &request{api: api, model: v.get("model").text(), cacheKey: v.get("prompt_cache_key").text(), source: source}
 	switch api {
 	case APIAnthropic:
 		err = req.anthropic(v)
@@ -179,7 +188,7 @@ func parseRequest(api string, body []byte) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.config = gatewayConfig(api, v)
+	req.config = gatewayConfig(api, v, source)
 	req.coalesce()
 	for i := range req.units {
 		u := &req.units[i]
@@ -618,7 +627,7 @@ func (req *request) responses(v value) error {
 				g.replay = append(g.replay, replay)
 			}
 		case "function_call", "custom_tool_call":
-			c, bl, ok := codexCall(m, typ == "custom_tool_call", i, 0)
+			c, bl, ok := codexCall(m, typ, i, 0)
 			if !ok {
 				return requestf(req.api, "input item %d: a call without call_id, name or arguments", errors.Safe(i))
 			}

@@ -88,5 +88,8 @@ func show(t *testing.T, s *transcript.Session, src string) string {
 	st := s.Stats()
 	fmt.Fprintf(&out, "stats: %d lines: %d mapped, %d kept, %d unknown, torn %v; %d turns, %d steps, %d prompts, %d calls, %d results, %d compactions; usage %+v\n",
 		st.Lines, st.Mapped, st.Kept, st.Unknown, st.Torn, st.Turns, st.Steps, st.Prompts, st.ToolCalls, st.ToolResults, st.Compactions, st.Usage)
+	if st.Requests > 0 {
+		fmt.Fprintf(&out, "requests: %d recorded, %d rebuilt, %d verified\n", st.Requests, st.Rebuilt, st.Verified)
+	}
 	return out.String()
 }

@@ -19,6 +19,7 @@ const (
 	DSH        Format = "dsh"
 	Codex      Format = "codex"
 	ClaudeCode Format = "claude-code"
+	GeminiCLI  Format = "gemini-cli"
 )
 
 // TypeSourceLine is the event type of a verbatim source line (docs/transcripts.md).
@@ -72,6 +73,11 @@ type Stats struct {
 	Turns, Steps, Prompts, ToolCalls, ToolResults, Compactions int
 	// Usage sums the usage of the mapped assistant messages.
 	Usage Usage
+	// Requests counts the model requests of the conversation the source
+	// records itself (Claude Code's api-request lines); Rebuilt of them
+	// were rebuilt whole from the file, and Verified of those have the
+	// digest the source recorded for the request.
+	Requests, Rebuilt, Verified int
 	// Events is the number of events produced, source lines included.
 	Events int64
 }
@@ -145,7 +151,7 @@ func (s *Session) Stats() Stats {
 	return st
 }
 
-// Open reads a source of format f (Codex or ClaudeCode) in two passes
+// Open reads a source of format f (Codex, ClaudeCode or GeminiCLI) in two passes
 // over src: the first finds the session header (and, for Claude Code, the
 // branch to map), the second is streamed by Next. size is src's length.
 func Open(src io.ReaderAt, size int64, f Format, opts Options) (*Session, error) {
@@ -164,12 +170,16 @@ func Open(src io.ReaderAt, size int64, f Format, opts Options) (*Session, error)
 	pass1 := newLineReader(io.NewSectionReader(src, 0, size), maxLine)
 	switch f {
 	case Codex:
-		info, err = scanCodex(pass1, s.lim)
-		s.m = &codexMapper{}
+		var cm *codexMapper
+		info, cm, err = scanCodex(pass1, s.lim)
+		s.m = cm
 	case ClaudeCode:
 		var cm *claudeMapper
 		info, cm, err = scanClaude(pass1, s.lim)
 		s.m = cm
+	case GeminiCLI:
+		info, err = scanGemini(pass1, s.lim)
+		s.m = &geminiMapper{}
 	default:
 		return nil, formatf("transcript: %s: format %q is not a transcript format", errors.Safe(s.name), errors.Safe(string(f)))
 	}

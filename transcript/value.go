@@ -103,6 +103,16 @@ func (v value) boolean() (bool, bool) {
 	return t.Bool, true
 }
 
+// members returns the number of members of an object (-1 if v is no
+// object).
+func (v value) members() int {
+	t, err := codec.NewReader(v).Next()
+	if err != nil || t.Kind != codec.KindObject {
+		return -1
+	}
+	return t.N
+}
+
 // elems returns the elements of an array (nil if v is no array).
 func (v value) elems() []value {
 	r := codec.NewReader(v)

@@ -53,9 +53,12 @@ GET /api/sessions/{id}/steps?from=I&limit=N
     the steps in log order from index I (limit 1 to 10000, default 1000); digest null when the step has no
     request.
 GET /api/sessions/{id}/steps/{T.S}
-    {"turn","step","stepStartSeq","digest","recorded":[…],"headerSeq","same","bodies":[{"wire","body"|"error"}],
-    "request"}: request is the exact canonical request (null when none), same counts its leading messages shared
-    with the previous request, and each body is a wire renderer's exact body as a JSON string (docs/wire.md); a body
+    {"turn","step","stepStartSeq","digest","recorded":[…],"headerSeq","same","imported"?,"bodies":[{"wire",
+    "body"|"error"}],"request"}: request is the exact canonical request (null when none), same counts its leading
+    messages shared with the previous request; imported, for a session imported from an agent's transcript
+    (docs/transcripts.md), is {"format","missing":[TEXT…],"recorded":[ID…]}: the request is reconstructed from the
+    transcript, which does not record what missing lists, and recorded names the sessions the gateway recorded of
+    the same agent session; each body is a wire renderer's exact body as a JSON string (docs/wire.md); a body
     over 64 KiB is {"wire","bytes","url"} instead, url downloading it (of a request over 8 MiB, {"wire","url"}:
     the bodies are rendered only when downloaded). GET /s/{id}/step/{T.S}/request.json
     downloads the request bytes alone, …/message/{i} one message of it.
@@ -317,6 +320,26 @@ func (s *Server) apiStep(w http.ResponseWriter, r *http.Request) error {
 	j.int(v.Step.HeaderSeq)
 	j.raw(`,"same":`)
 	j.int(int64(v.Same))
+	if p := v.Provenance; p.Imported() {
+		// The request is reconstructed from a transcript: from which, what
+		// it does not record, and the gateway's record of the session.
+		j.raw(`,"imported":{"format":`)
+		j.str(p.Format)
+		for _, l := range []struct {
+			key  string
+			list []string
+		}{{"missing", p.Missing}, {"recorded", p.Recorded}} {
+			j.raw(`,"` + l.key + `":[`)
+			for i, m := range l.list {
+				if i > 0 {
+					j.raw(",")
+				}
+				j.str(m)
+			}
+			j.raw("]")
+		}
+		j.raw("}")
+	}
 	j.raw(`,"bodies":[`)
 	for i, b := range v.Bodies {
 		if i > 0 {

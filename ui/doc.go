@@ -23,6 +23,12 @@
 //	                               message side by side
 //	/api/…                         the same as JSON; GET /api/ prints its documentation
 //
+// For a session imported from an agent's transcript (docs/transcripts.md), the step,
+// cache and diff pages (and the step's API) say that its requests are
+// reconstructed from the transcript, what the transcript does not
+// record, and which sessions the recording gateway recorded of the same
+// agent session (audit.SessionProvenance).
+//
 // Everything from the log goes through html/template's contextual
 // escaping, and every answer carries a Content-Security-Policy that
 // allows no script, so a hostile prompt, tool name, session id or tool

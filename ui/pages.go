@@ -303,6 +303,8 @@ type stepView struct {
 	System    textView
 	Tools     []toolView
 	Inherited int64 // the session's seedLength
+	// Provenance says where an imported session's requests come from.
+	Provenance audit.Provenance
 }
 
 // textView is a text a page shows: all of it, or its first HeadBytes
@@ -373,6 +375,9 @@ func (s *Server) stepRequest(r *http.Request, prev bool) (*stepView, [][32]byte,
 		return nil, nil, errors.Mark(errors.Newf("session %s has no step %s", errors.Safe(h.Header.ID), errors.Safe(ref.String())), eventlog.ErrNotFound)
 	}
 	v := &stepView{ID: h.Header.ID, Info: o.Steps[i], Inherited: h.Header.SeedLength}
+	if v.Provenance, err = audit.SessionProvenance(r.Context(), s.st, h); err != nil {
+		return nil, nil, err
+	}
 	starts := []int64{o.Steps[i].Start}
 	for j := i - 1; j >= 0; j-- {
 		if !o.Steps[j].Null {
@@ -541,6 +546,7 @@ func (s *Server) rawBody(w http.ResponseWriter, r *http.Request) error {
 // cacheView is one page of the cache report.
 type cacheView struct {
 	ID         string
+	Provenance audit.Provenance
 	Rows       []audit.CacheRow
 	Total      audit.CacheTotals
 	From, Page int
@@ -566,6 +572,9 @@ func (s *Server) cacheReport(r *http.Request) (*cacheView, error) {
 		return nil, err
 	}
 	v := &cacheView{ID: h.Header.ID, From: int(from), Page: int(limit), Steps: len(o.Steps)}
+	if v.Provenance, err = audit.SessionProvenance(r.Context(), s.st, h); err != nil {
+		return nil, err
+	}
 	if !recorded && from == n { // past the last step: nothing to fold for
 		v.Chart = newChart(nil)
 		return v, nil
@@ -641,7 +650,11 @@ func (s *Server) diffPage(w http.ResponseWriter, r *http.Request) error {
 			steps = append(steps, st.Ref.String())
 		}
 	}
-	data := map[string]any{"Title": "Diff in " + h.Header.ID, "ID": h.Header.ID, "D": d, "Steps": steps}
+	prov, err := audit.SessionProvenance(r.Context(), s.st, h)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{"Title": "Diff in " + h.Header.ID, "ID": h.Header.ID, "D": d, "Steps": steps, "Provenance": prov}
 	if d != nil {
 		data["MessageA"], data["MessageB"] = around(d.MessageA, d.Offset), around(d.MessageB, d.Offset)
 		data["A"], data["B"] = d.A.String(), d.B.String()

@@ -39,8 +39,11 @@ how many are sent anew, and why the shared prefix broke:
 
 then the totals. When the log records the cache reads the provider
 reported (usage.cacheReadTokens of a step's assistant/message, as imported
-Codex and Claude Code sessions do), a cache-read column shows them, in
-tokens, next to the bytes predicted reusable ("-" for a step without one).
+Codex, Claude Code and Gemini CLI sessions do), a cache-read column shows
+them, in tokens, next to the bytes predicted reusable ("-" for a step
+without one). For an imported session the bytes are measured on requests
+reconstructed from the transcript: a note on stderr says what it does not
+record, and which session the gateway recorded of it, if any.
 
 --json prints one JSON object per line instead: per step
 {"turn":T,"step":S,"stepStartSeq":B,"bytes":N,"reusable":N,"resent":N,
@@ -95,6 +98,7 @@ func runCache(ctx context.Context, opts cacheOptions, args []string, stdout, _ i
 	if err != nil {
 		return err
 	}
+	noteImported(ctx, opts.g, st, head, "the cache figures of %s are measured on requests")
 	if opts.json {
 		w := bufio.NewWriter(stdout)
 		var line []byte

@@ -61,6 +61,7 @@ func runDiff(ctx context.Context, opts diffOptions, args []string, stdout, _ io.
 	if err != nil {
 		return err
 	}
+	noteImported(ctx, opts.g, st, head, "the requests of %s are")
 	d, err := audit.DiffSteps(ctx, st, head, audit.Ref{Turn: a.turn, Step: a.step}, audit.Ref{Turn: b.turn, Step: b.step})
 	if err != nil {
 		return err

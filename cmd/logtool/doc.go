@@ -9,13 +9,15 @@
 // The store is --db, else $LOGTOOL_DB, else sessions.db in the current
 // directory. Commands:
 //
-//	import FILE… [--id NEW]      import DSH session files (JSONL; - is stdin)
+//	import FILE… [--id NEW]      import DSH session files (JSONL; - is stdin), or with
+//	                             --format agents' transcripts (Codex, Claude Code, Gemini CLI)
 //	export SESSION [-o FILE]     write a session as canonical JSONL
 //	ls [--json]                  list the sessions
 //	show SESSION [filters]       print a session's events, one per line
 //	stat [SESSION] [--json]      counts, sizes, token usage, chain hash
 //	fork SESSION --at SEQ        fork a session after a turn/end
 //	replay SESSION --wire [NAME] the bytes a model provider received (docs/wire.md)
+//	compare TRANSCRIPT WIRE      an imported transcript against the gateway's record of it
 //	run SCENARIO --provider NAME run a scenario against a real model over HTTP
 //	demo                         import a built-in example session and show it
 //	copy --from DB --to DB       copy sessions between stores, checking chain hashes

@@ -30,7 +30,7 @@ func newImportCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
 	opts := importOptions{g: g}
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
-		Short: "Import DSH session files, Codex rollouts and Claude Code transcripts",
+		Short: "Import DSH session files, Codex rollouts, Claude Code transcripts and Gemini CLI sessions",
 		Long: `Import DSH session files (JSONL, docs/format.md#interchange) into the store, creating it if needed.
 
 Each file is imported atomically: all its events or none. For each imported
@@ -52,11 +52,13 @@ imported in path order; symbolic links to folders and files are followed, and
 a folder or file reached twice (a link cycle) is taken once. A directory with
 no *.jsonl file under it is an error (not found), and creates no store.
 
---format codex|claude-code|auto imports other agents' transcripts (docs/transcripts.md):
-every line kept verbatim ('export --format source' writes the file back), the
-conversation mapped onto the event model; auto tells DSH, Codex and Claude
-Code files apart. A report per file goes to stderr. --skip-existing skips a
-session the store holds already.
+--format codex|claude-code|gemini-cli|auto imports other agents' transcripts
+(docs/transcripts.md): every line kept verbatim ('export --format source' writes the file
+back), the conversation mapped onto the event model; auto tells DSH, Codex,
+Claude Code and Gemini CLI files apart by their first lines, and refuses a
+file they do not tell (none says, or two say different formats) with its
+name: --format names it then. A report per file goes to stderr.
+--skip-existing skips a session the store holds already.
 
 An interrupt (Ctrl-C) stops the import: the file being imported is rolled
 back, the files after it are not attempted and say so, and the exit code is

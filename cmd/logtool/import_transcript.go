@@ -22,14 +22,14 @@ import (
 // (docs/transcripts.md).
 type transcriptFlags struct {
 	// format is "" (DSH JSONL, as without the flag), dsh, codex,
-	// claude-code or auto.
+	// claude-code, gemini-cli or auto.
 	format       string
 	skipExisting bool
 }
 
 func addTranscriptFlags(cmd *cobra.Command, f *transcriptFlags) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", "", "the files' `FORMAT`: dsh, codex, claude-code or auto (tells the three apart; directories are imported recursively)")
+	fl.StringVar(&f.format, "format", "", "the files' `FORMAT`: dsh, codex, claude-code, gemini-cli or auto (tells the four apart by their first lines; directories are imported recursively)")
 	fl.BoolVar(&f.skipExisting, "skip-existing", false, "skip a transcript whose session id is in the store already instead of failing")
 }
 
@@ -52,7 +52,7 @@ func runImportTranscripts(ctx context.Context, opts importOptions, args []string
 	}
 	if f.format != "auto" {
 		if _, ok := transcript.ParseFormat(f.format); !ok {
-			return usagef("import: --format %q: want dsh, codex, claude-code or auto", errors.Safe(f.format))
+			return usagef("import: --format %q: want dsh, codex, claude-code, gemini-cli or auto", errors.Safe(f.format))
 		}
 	}
 	jobs, err := transcriptJobs(args)
@@ -292,6 +292,20 @@ func importTranscript(ctx context.Context, st store, opts importOptions, job tra
 		return errors.Wrapf(err, "import")
 	}
 	id := s.Header.ID
+	if format == transcript.GeminiCLI && opts.id == "" && job.parent == "" {
+		// Gemini CLI starts a new file when a resumed run begins in
+		// another minute than the file's: a later file of a session in
+		// the store already (whose first line is another) is imported as
+		// its own session, named after the file, its parent the
+		// session's first.
+		if _, err := st.Head(ctx, id); err == nil && !sameFirstLine(ctx, st, id, data) {
+			if s, err = transcript.Open(bytes.NewReader(data), int64(len(data)), format,
+				transcript.Options{Parent: id, Name: name}); err != nil {
+				return errors.Wrapf(err, "import")
+			}
+			job.parent, id = s.Header.ParentSession, s.Header.ID
+		}
+	}
 	if _, err := st.Head(ctx, id); err == nil {
 		if opts.tr.skipExisting {
 			fmt.Fprintf(stderr, "%s: session %s exists already: skipped\n", name, printable.ID(id))
@@ -319,6 +333,27 @@ func importTranscript(ctx context.Context, st store, opts importOptions, job tra
 	return nil
 }
 
+// sameFirstLine reports whether session id's first source line is the
+// first line of data: the session was imported from this file (or an
+// earlier state of it).
+func sameFirstLine(ctx context.Context, st store, id string, data []byte) bool {
+	it, err := st.Scan(ctx, id, 0)
+	if err != nil {
+		return false
+	}
+	defer it.Close()
+	ev, err := it.Next()
+	if err != nil {
+		return false
+	}
+	l, ok, err := transcript.SourceLine(&ev)
+	if !ok || err != nil {
+		return false
+	}
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	return bytes.Equal(l.Text, first)
+}
+
 // readInput reads a whole file (or stdin for "-"): Open reads it twice.
 func readInput(opts importOptions, path string) ([]byte, error) {
 	if path == "-" {
@@ -335,7 +370,14 @@ func reportTranscript(w io.Writer, name string, f transcript.Format, parent stri
 	fmt.Fprintf(w, "%s: %s, %d %s: %d mapped, %d kept unmapped, %d unknown; %d turns, %d steps, %d prompts, %d tool calls, %d tool results, %d compactions",
 		name, f, s.Lines, plural(s.Lines, "line", "lines"), s.Mapped, s.Kept, s.Unknown,
 		s.Turns, s.Steps, s.Prompts, s.ToolCalls, s.ToolResults, s.Compactions)
-	if parent != "" {
+	if s.Requests > 0 {
+		fmt.Fprintf(w, "; %d %s recorded by the source: %d rebuilt from the file, %d with the digest it recorded",
+			s.Requests, plural(s.Requests, "request", "requests"), s.Rebuilt, s.Verified)
+	}
+	switch {
+	case parent != "" && f == transcript.GeminiCLI:
+		fmt.Fprintf(w, "; a later file of session %s", printable.ID(parent))
+	case parent != "":
 		fmt.Fprintf(w, "; subagent of %s", printable.ID(parent))
 	}
 	fmt.Fprintln(w)

@@ -53,6 +53,12 @@ then one block per message. --format json prints one line per step:
 where request is the request's canonical JSON, exactly the bytes whose
 SHA-256 is digest. A step with no header in force has a null request.
 
+For a session imported from an agent's transcript (import --format), the
+requests are reconstructed from what the transcript records: a note on
+stderr says so, what it does not record, and which session the gateway
+recorded of the same agent session, if any (its --wire --recorded bytes are
+what the model received).
+
 --new (text format) shows, for each step, only the messages that are new
 since the previous step: those after the longest run of leading messages
 the two requests share. With --step, the previous step is still the one
@@ -194,6 +200,15 @@ func replaySteps(ctx context.Context, opts replayOptions, id string, stdout io.W
 		return err
 	}
 	defer closeStore(st, &err)
+	head, err := sessionHead(ctx, st, opts.g.name(), id)
+	if err != nil {
+		return err
+	}
+	what := "the requests of %s are"
+	if opts.wire != "" {
+		what = "the wire bodies of %s are rendered from requests"
+	}
+	noteImported(ctx, opts.g, st, head, what)
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	found := false
 	err = eachStep(ctx, st, opts.g.name(), id, true, func(s rebuild.Step) error {

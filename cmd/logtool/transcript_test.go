@@ -146,8 +146,22 @@ func TestImportTranscripts(t *testing.T) {
 	third := filepath.Join(tmp, "third.jsonl")
 	os.WriteFile(third, []byte("{\"hello\":\"world\"}\n"), 0o644)
 	code, _, stderr = logtoolRun(t, db, "import", "--format", "auto", third)
-	if code != exitFailure || !strings.Contains(stderr, "not a DSH session file, a Codex rollout or a Claude Code transcript") {
+	if code != exitFailure || !strings.Contains(stderr, "not a DSH session file, a Codex rollout, a Claude Code transcript or a Gemini CLI session") ||
+		!strings.Contains(stderr, third) {
 		t.Errorf("third format = exit %d, stderr %q", code, stderr)
+	}
+	// Auto never guesses: lines of two formats are refused, naming the
+	// file; --format imports it as the format named.
+	mixed := filepath.Join(tmp, "mixed.jsonl")
+	os.WriteFile(mixed, []byte(`{"sessionId":"g-mixed","projectHash":"h","startTime":"2026-01-02T03:04:05Z"}`+"\n"+
+		`{"type":"queue-operation","operation":"enqueue","sessionId":"g-mixed"}`+"\n"), 0o644)
+	code, _, stderr = logtoolRun(t, db, "import", "--format", "auto", mixed)
+	if code != exitFailure || !strings.Contains(stderr, "line 1 reads as gemini-cli, line 2 as claude-code") || !strings.Contains(stderr, mixed) {
+		t.Errorf("mixed formats = exit %d, stderr %q", code, stderr)
+	}
+	code, stdout, stderr = logtoolRun(t, db, "import", "--format", "gemini-cli", mixed)
+	if code != exitOK || !strings.HasPrefix(stdout, "g-mixed ") || !strings.Contains(stderr, "gemini-cli, 2 lines: 1 mapped, 0 kept unmapped, 1 unknown") {
+		t.Errorf("--format gemini-cli = exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if code, _, _ := logtoolRun(t, db, "import", "--format", "yaml", third); code != exitUsage {
 		t.Errorf("--format yaml = exit %d, want %d", code, exitUsage)
@@ -178,5 +192,43 @@ func TestImportMissingPath(t *testing.T) {
 	}
 	if _, out, _ := logtoolRun(t, db, "ls"); !strings.Contains(out, "basic-1") {
 		t.Errorf("ls after the import lacks basic-1:\n%s", out)
+	}
+}
+
+// TestImportGeminiFiles: Gemini CLI starts a new file when a resumed
+// run begins in another minute, with the session's id, its header line
+// and the history it reloads; imported from a directory (in path order,
+// which is time order), the later file is a session of its own named
+// after the file, whose parent is the first, and maps the reloaded
+// history; run again with --skip-existing, nothing is imported twice.
+func TestImportGeminiFiles(t *testing.T) {
+	dir := t.TempDir()
+	chats := filepath.Join(dir, "chats")
+	if err := os.MkdirAll(chats, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	head := func(at string) string {
+		return `{"sessionId":"g-1","projectHash":"h","startTime":"2026-01-02T03:` + at + `:00.000Z","lastUpdated":"2026-01-02T03:` + at + `:00.000Z","kind":"main"}` + "\n"
+	}
+	first := head("04") + `{"id":"u1","timestamp":"2026-01-02T03:04:01.000Z","type":"user","content":[{"text":"hi"}]}
+{"id":"g1","timestamp":"2026-01-02T03:04:02.000Z","type":"gemini","content":"hello","tokens":{"input":5,"output":1},"model":"gemini-3"}
+`
+	later := head("05") + `{"$set":{"messages":[{"id":"u1","timestamp":"2026-01-02T03:05:00.000Z","type":"user","content":[{"text":"hi"}]},{"id":"g1","timestamp":"2026-01-02T03:05:00.000Z","type":"gemini","content":[{"text":"hello"}]}]}}
+{"id":"u2","timestamp":"2026-01-02T03:05:01.000Z","type":"user","content":[{"text":"again"}]}
+{"id":"g2","timestamp":"2026-01-02T03:05:02.000Z","type":"gemini","content":"hello again","tokens":{"input":9,"output":2},"model":"gemini-3"}
+`
+	os.WriteFile(filepath.Join(chats, "session-2026-01-02T03-04-g1.jsonl"), []byte(first), 0o600)
+	os.WriteFile(filepath.Join(chats, "session-2026-01-02T03-05-g1.jsonl"), []byte(later), 0o600)
+	db := filepath.Join(dir, "g.db")
+	code, stdout, stderr := logtoolRun(t, db, "import", "--format", "auto", dir)
+	if code != exitOK || stdout != "g-1 9\ng-1/session-2026-01-02T03-05-g1 16\n" ||
+		!strings.Contains(stderr, "session-2026-01-02T03-05-g1.jsonl: gemini-cli, 4 lines: 4 mapped, 0 kept unmapped, 0 unknown; 2 turns, 2 steps, 2 prompts, 0 tool calls, 0 tool results, 0 compactions; a later file of session g-1") {
+		t.Fatalf("import: exit %d, stdout %q, stderr %s", code, stdout, stderr)
+	}
+	if _, got, _ := logtoolRun(t, db, "export", "g-1/session-2026-01-02T03-05-g1", "--format", "source"); got != later {
+		t.Errorf("the later file does not export back: %q", got)
+	}
+	if code, stdout, stderr := logtoolRun(t, db, "import", "--format", "auto", "--skip-existing", dir); code != exitOK || stdout != "" {
+		t.Errorf("again with --skip-existing: exit %d, stdout %q, stderr %s", code, stdout, stderr)
 	}
 }

@@ -21,11 +21,14 @@
 // a command, and Key is the API key they are given.
 //
 // The scripted session every agent test runs: Script is the model (two
-// calls of the agent's shell tool, one a step, then texts), RunSession
-// runs the agent on it and resumes it, Session.Check fails the test
-// unless the session was real (the tools ran, the resumed run sent the
-// earlier conversation, one session id throughout, nothing reached the
-// sink), and Session.Report logs what the agent sent.
+// calls of the agent's shell tool, one a step, then a text; resumed, one
+// more call and a text; resumed again, a text), RunSession runs the
+// agent on it and resumes it twice, Session.Check fails the test unless
+// the session was real (the tools ran, each resumed run sent the earlier
+// conversation, one session id throughout, nothing reached the sink),
+// Session.Report logs what the agent sent, and Agent.Transcripts finds
+// the transcript files the agent wrote of it (the importers' fresh
+// captures: nothing of them is kept in the repository).
 //
 // What the agents send (measured with Claude Code 2.1.328, Codex
 // 0.169.0 and Gemini CLI 0.61.0, scripted tool calls and a resume). Each
