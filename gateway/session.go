@@ -44,10 +44,9 @@ func (g *Gateway) agentID(h http.Header, x *exchange) (id, from string) {
 		}
 	}
 	var v string
-	switch {
-	case x.req != nil:
+	if x.req != nil {
 		v = x.req.PromptCacheKey()
-	case x.parseErr == nil: // an API that is not mapped
+	} else { // an API that is not mapped, or a body its mapping refused
 		v = promptCacheKey(x.body)
 	}
 	if v != "" && len(v) <= maxAgentID && utf8.ValidString(v) {
