@@ -23,8 +23,8 @@ func TestDeps(t *testing.T) {
 		"go.etcd.io/bbolt":                  "codec knows nothing of storage",
 		"github.com/spf13/cobra":            "CLI only",
 		"time":                              "stored times are JSON numbers; codec reads no clock",
-		"math/rand":                         "codec is deterministic",
-		"math/rand/v2":                      "codec is deterministic",
+		"math/rand":                         "codec is deterministic (a sealed frame's nonce comes from crypto/cipher's own random source)",
+		"math/rand/v2":                      "codec is deterministic (a sealed frame's nonce comes from crypto/cipher's own random source)",
 		"reflect":                           "no dynamic type reconstruction (SPEC §8.1)",
 	}
 	deptest.Check(t, ".", allowed, banned)
