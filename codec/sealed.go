@@ -46,7 +46,11 @@ const (
 // library's cipher.NewGCMWithRandomNonce). It is safe for concurrent use.
 // It never prints its key: every fmt verb prints "codec.Sealer(redacted)".
 type Sealer struct {
-	aead cipher.AEAD
+	// aead returns the AEAD of the key. A func, not the AEAD: an AEAD is
+	// a pointer to AES's key schedule, whose first words are the key,
+	// and fmt follows a pointer met under a verb it does not take (%s
+	// in an unexported field); a func it prints as an address.
+	aead func() cipher.AEAD
 	// ad holds the additional data of forms 1 and 2, whose plain header
 	// never changes, so that sealing and opening a record allocates only
 	// its own bytes.
@@ -68,7 +72,7 @@ func NewSealer(key []byte) (*Sealer, error) {
 	if err != nil {
 		return nil, errors.NewAssertionErrorWithWrappedErrf(err, "codec: AES-256-GCM")
 	}
-	s := &Sealer{aead: aead}
+	s := &Sealer{aead: func() cipher.AEAD { return aead }}
 	for _, form := range []byte{RecordVersion, RecordVersionS2} {
 		s.ad[form] = additional([]byte{RecordVersionSealed, form})
 	}
@@ -141,7 +145,7 @@ func (s *Sealer) seal(dst []byte, form byte, count uint64, body []byte) []byte {
 	if form == RecordVersionPack {
 		dst = binary.AppendUvarint(dst, count)
 	}
-	dst = s.aead.Seal(dst, nil, body, s.additional(dst[start:]))
+	dst = s.aead().Seal(dst, nil, body, s.additional(dst[start:]))
 	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
 }
 
@@ -182,7 +186,7 @@ func OpenRecord(rec []byte, s *Sealer, max int) ([]byte, error) {
 	switch f.Form {
 	case RecordVersion:
 		body := rec[hdr : len(rec)-4]
-		out, err := s.aead.Open(make([]byte, 0, len(body)-sealOverhead), nil, body, s.additional(rec[:hdr]))
+		out, err := s.aead().Open(make([]byte, 0, len(body)-sealOverhead), nil, body, s.additional(rec[:hdr]))
 		if err != nil {
 			return nil, notOpened("record")
 		}
@@ -236,7 +240,7 @@ func (s *Sealer) open(buf, rec []byte, hdr int) ([]byte, error) {
 	if n := len(body) - sealOverhead; cap(buf) < n {
 		buf = make([]byte, 0, n)
 	}
-	return s.aead.Open(buf[:0], nil, body, s.additional(rec[:hdr]))
+	return s.aead().Open(buf[:0], nil, body, s.additional(rec[:hdr]))
 }
 
 // notOpened is the error of a whole sealed frame that does not open.

@@ -375,7 +375,10 @@ func TestSealerRedacted(t *testing.T) {
 	for _, v := range []any{s, *s, h, &h, []*codec.Sealer{s}} {
 		for _, f := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%X", "%d"} {
 			out := fmt.Sprintf(f, v)
-			if strings.Contains(out, "3c3c") || strings.Contains(out, "3C3C") || strings.Contains(out, "60 60") || strings.Contains(out, "<<<<") {
+			// The key's bytes in hex, as %v lists them, as text, and as
+			// the first word of AES's key schedule (which is the key's).
+			if strings.Contains(out, "3c3c") || strings.Contains(out, "3C3C") || strings.Contains(out, "60 60") ||
+				strings.Contains(out, "<<<<") || strings.Contains(out, "1010580540") {
 				t.Errorf("Sprintf(%s, %T) shows the key: %s", f, v, out)
 			}
 			if _, direct := v.(*codec.Sealer); direct && out != "codec.Sealer(redacted)" {
