@@ -150,8 +150,10 @@
 // header, so that neither can be changed, nor a frame taken for another
 // form, without the tag failing.
 //
-// Sealing adds 29 bytes to a frame (form, nonce, tag): to a pack of
-// 4 KiB of events before compression, some 2% of what it stores.
+// Sealing adds 29 bytes to a frame (form, nonce, tag). On the DSH corpus
+// (164 sessions, 12,540 events), packs and header records as the bbolt
+// tree holds them take 1.019× the plain frames' bytes; one record per
+// event (the write-ahead log, PostgreSQL's rows), 1.19×.
 //
 // # Views
 //
