@@ -23,7 +23,9 @@ const FilePerm fs.FileMode = 0o600
 // Every refusal is an error of class ErrKeys naming the file and what is
 // wrong with it, never its bytes.
 func ReadFile(path string) (*KEK, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO put where the key should be returns at
+	// once (and is refused below) instead of waiting for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, codec.MarkKeys(errors.Wrapf(err, "keys: key file"))
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sessionlog/sessionlog/internal/permtest"
@@ -31,6 +32,10 @@ func TestReadFile(t *testing.T) {
 	if err := os.Symlink(writeKeyFile(t, secret, 0o600), link); err != nil {
 		t.Fatal(err)
 	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		path string
@@ -49,6 +54,7 @@ func TestReadFile(t *testing.T) {
 		{"empty", writeKeyFile(t, nil, 0o600), "keys: holds 0 bytes"},
 		{"missing", filepath.Join(dir, "none"), "keys: no such file"},
 		{"a directory", dir, "keys: not a regular file"},
+		{"a FIFO, no writer", fifo, "keys: not a regular file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
