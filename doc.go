@@ -12,7 +12,11 @@
 //   - codec: the event model. The interchange format (DSH session JSONL),
 //     the storage form (an order-preserving msgpack image of each JSON
 //     value, so import then export is byte-identical), the record frame
-//     with its CRC, and typed views of the fields the engine reads.
+//     with its CRC, sealed frames, and typed views of the fields the
+//     engine reads.
+//   - keys: the keys of encryption at rest (docs/forgetting.md#encryption-at-rest): a session's data
+//     key, the key-encryption keys that wrap it, and the Provider
+//     interface a key management service implements.
 //   - eventlog: the store. The Store interface and Log, its embedded
 //     implementation on one bbolt file: atomic appends with optimistic
 //     concurrency, atomic imports, forks, ordered scans and a chain hash
@@ -58,7 +62,8 @@
 //   - internal/metrictest: a recording OpenTelemetry MeterProvider for
 //     tests of the metrics.
 //   - cmd/logtool: the command line: import, export, ls, show, stat, fork,
-//     replay, verify, diff, cache, serve, run, copy, salvage and demo.
+//     replay, verify, diff, cache, serve, run, copy, salvage, demo, keys
+//     and gateway.
 //   - cmd/logbench: the benchmark report, BENCHMARKS.md.
 //   - examples/agent: a small real agent host on Open, loop and provider.
 //

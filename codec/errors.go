@@ -1,6 +1,10 @@
 package codec
 
-import "github.com/cockroachdb/errors"
+import (
+	"fmt"
+
+	"github.com/cockroachdb/errors"
+)
 
 var (
 	// ErrCorrupt marks stored bytes that fail validation: a record whose
@@ -14,6 +18,14 @@ var (
 	// ErrUnsupported marks a session header whose version is not 0, or a
 	// record whose format version is newer than this code knows.
 	ErrUnsupported = errors.New("codec: unsupported")
+	// ErrKeys marks content sealed under a key the caller does not hold
+	// (docs/rules.md#error-classes class keys, docs/forgetting.md#encryption-at-rest): a sealed record that does not open
+	// with the data key given, a data key wrapped under a key-encryption
+	// key the provider does not hold, a key that cannot be read. Errors of
+	// this class are recognised by the standard library's errors.Is as
+	// well as by cockroachdb/errors' (MarkKeys); package keys re-exports
+	// it as keys.ErrKeys.
+	ErrKeys = errors.New("codec: keys")
 )
 
 // corruptf returns an error marked ErrCorrupt, created one frame up.
@@ -30,3 +42,44 @@ func invalidf(format string, args ...interface{}) error {
 func unsupportedf(format string, args ...interface{}) error {
 	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrUnsupported)
 }
+
+// MarkKeys returns err in class keys: errors.Is(err, ErrKeys) holds for
+// the result with the standard library's errors.Is as with
+// cockroachdb/errors'. The message is err's. A nil err stays nil.
+//
+// The other classes are marks (errors.Mark), which only cockroachdb/errors
+// reads; a class that hosts meet at their own boundary (a missing key is
+// an operator's problem, not the store's) is an error type whose Is
+// method names the class, which both implementations call.
+func MarkKeys(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &keysError{cause: err}
+}
+
+// keysf returns an error in class keys, created one frame up.
+func keysf(format string, args ...interface{}) error {
+	return MarkKeys(errors.NewWithDepthf(1, format, args...))
+}
+
+// keysError is an error of class keys: its cause with the class added.
+type keysError struct{ cause error }
+
+func (e *keysError) Error() string { return e.cause.Error() }
+
+// Unwrap returns the cause, so that both errors.Is implementations, and
+// errors.As, look further down the chain.
+func (e *keysError) Unwrap() error { return e.cause }
+
+// Is reports whether target is the class: errors.Is calls it for each
+// error of a chain.
+func (e *keysError) Is(target error) bool { return target == ErrKeys }
+
+// Format prints the error as cockroachdb/errors prints its own (%+v with
+// the cause's stack).
+func (e *keysError) Format(s fmt.State, verb rune) { errors.FormatError(e, s, verb) }
+
+// SafeFormatError adds nothing to the cause's message, which says
+// everything: the class is not printed.
+func (e *keysError) SafeFormatError(errors.Printer) error { return e.cause }

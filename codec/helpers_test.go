@@ -26,6 +26,8 @@ func class(err error) string {
 		return "invalid"
 	case errors.Is(err, codec.ErrSyntax):
 		return "syntax"
+	case errors.Is(err, codec.ErrKeys):
+		return "keys"
 	}
 	return "unclassified"
 }

@@ -40,13 +40,7 @@ const MaxPack = MaxRecord + 1<<16
 // for reuse. The output depends on the payloads only. payloads must not
 // be empty.
 func AppendPack(dst, raw []byte, payloads [][]byte) (out, scratch []byte) {
-	raw = raw[:0]
-	for _, p := range payloads {
-		raw = binary.AppendUvarint(raw, uint64(len(p)))
-		raw = append(raw, p...)
-	}
-	bp := zbufs.Get().(*[]byte)
-	z := s2Dict().Encode((*bp)[:0], raw)
+	z, bp, raw := packBlock(raw, payloads)
 	dst = slices.Grow(dst, 1+binary.MaxVarintLen64+len(z)+4) // one allocation
 	start := len(dst)
 	dst = append(dst, RecordVersionPack)
@@ -54,6 +48,19 @@ func AppendPack(dst, raw []byte, payloads [][]byte) (out, scratch []byte) {
 	dst = append(dst, z...)
 	putZbuf(bp, z)
 	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli)), raw
+}
+
+// packBlock returns the S2 block of a pack of payloads, in a buffer of
+// zbufs that the caller gives back with putZbuf(bp, z), and the
+// uncompressed block, written over raw.
+func packBlock(raw []byte, payloads [][]byte) (z []byte, bp *[]byte, scratch []byte) {
+	raw = raw[:0]
+	for _, p := range payloads {
+		raw = binary.AppendUvarint(raw, uint64(len(p)))
+		raw = append(raw, p...)
+	}
+	bp = zbufs.Get().(*[]byte)
+	return s2Dict().Encode((*bp)[:0], raw), bp, raw
 }
 
 // PackSize is the number of bytes payload adds to a pack before
@@ -72,18 +79,22 @@ func IsPack(rec []byte) bool { return len(rec) > 0 && rec[0] == RecordVersionPac
 // to exactly the events it declares, no event empty — and returns the
 // events' payloads, in order. They alias one new buffer, never rec. The
 // payloads are not validated (ValidateValue does that, or DecodeRecord of
-// a record framed from one). Failures are marked ErrCorrupt.
+// a record framed from one). Failures are marked ErrCorrupt
+// (ErrUnsupported for a sealed frame, which OpenPack reads).
 func DecodePack(rec []byte) ([][]byte, error) {
 	switch {
 	case len(rec) > MaxPack:
 		return nil, corruptf("codec: pack of %d bytes exceeds the %d byte cap", errors.Safe(len(rec)), errors.Safe(MaxPack))
 	case len(rec) < recordOverhead+2:
 		return nil, corruptf("codec: pack of %d bytes is too short", errors.Safe(len(rec)))
-	case rec[0] != RecordVersionPack:
+	case rec[0] != RecordVersionPack && rec[0] != RecordVersionSealed:
 		return nil, corruptf("codec: record format version %d is not a pack", errors.Safe(rec[0]))
 	}
 	if sum, got := checksums(rec); got != sum {
 		return nil, corruptf("codec: pack crc mismatch: stored %08x computed %08x", errors.Safe(sum), errors.Safe(got))
+	}
+	if rec[0] == RecordVersionSealed {
+		return nil, sealedErr()
 	}
 	body := rec[1 : len(rec)-4]
 	n, w := binary.Uvarint(body)
@@ -96,6 +107,14 @@ func DecodePack(rec []byte) ([][]byte, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, "codec: pack")
 	}
+	return unpack(n, raw)
+}
+
+// unpack splits raw, the decompressed block of a pack that declares n
+// events, into the events' payloads, which alias raw. Each must have a
+// valid length, none may be empty or overrun raw, and there must be
+// exactly n. Failures are marked ErrCorrupt.
+func unpack(n uint64, raw []byte) ([][]byte, error) {
 	if n > uint64(len(raw)/2) {
 		return nil, corruptf("codec: pack declares %d events in %d bytes", errors.Safe(n), errors.Safe(len(raw)))
 	}

@@ -60,7 +60,9 @@ func DecodeRecord(rec []byte) ([]byte, error) {
 // engine records). A version 1 payload aliases rec; a version 2 one is
 // decompressed into a new buffer of at most max-5 bytes (the payload a
 // version 1 record of max bytes could hold). Failures are marked
-// ErrCorrupt (ErrUnsupported for a newer version).
+// ErrCorrupt (ErrUnsupported for a newer version, and for a sealed record,
+// which only OpenRecord reads: a reader that knows the content is sealed
+// calls that, and says which key it needs).
 func Unframe(rec []byte, max int) ([]byte, error) {
 	if len(rec) > max {
 		return nil, corruptf("codec: record of %d bytes exceeds the %d byte cap",
@@ -81,9 +83,11 @@ func Unframe(rec []byte, max int) ([]byte, error) {
 		return inflate(body[1:], max-recordOverhead)
 	case v == RecordVersionPack:
 		return nil, corruptf("codec: record is a pack of events (DecodePack), not one record")
-	case v > RecordVersionPack:
+	case v == RecordVersionSealed:
+		return nil, sealedErr()
+	case v > RecordVersionSealed:
 		return nil, unsupportedf("codec: record format version %d is newer than %d",
-			errors.Safe(v), errors.Safe(RecordVersionPack))
+			errors.Safe(v), errors.Safe(RecordVersionSealed))
 	default:
 		return nil, corruptf("codec: record format version %d is unknown", errors.Safe(v))
 	}
@@ -159,6 +163,12 @@ func (r *Reader) validateRest(t Token, depth int) error {
 		return r.validateObject(t.N, depth)
 	}
 	return nil
+}
+
+// sealedErr is the error of a plain reader given a sealed frame.
+func sealedErr() error {
+	return errors.Mark(errors.NewWithDepthf(1, "codec: record is sealed (format version %d): it opens only with its session's data key (OpenRecord, OpenPack)",
+		errors.Safe(RecordVersionSealed)), ErrUnsupported)
 }
 
 var (

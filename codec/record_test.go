@@ -119,7 +119,8 @@ func TestRecordRefusals(t *testing.T) {
 	}{
 		{name: "good", rec: frame(1, good), want: "ok"},
 		{name: "version 3, a pack", rec: frame(3, good), want: "corrupt"},
-		{name: "version 4", rec: frame(4, good), want: "unsupported"},
+		{name: "version 4, sealed", rec: frame(4, good), want: "unsupported"},
+		{name: "version 5", rec: frame(5, good), want: "unsupported"},
 		{name: "version 2, not s2", rec: frame(2, good), want: "corrupt"},
 		{name: "version 255", rec: frame(255, good), want: "unsupported"},
 		{name: "version 0", rec: frame(0, good), want: "corrupt"},

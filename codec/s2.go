@@ -89,11 +89,27 @@ func putZbuf(bp *[]byte, z []byte) {
 // that clear is paid once for many bytes: 13–15% smaller blocks at 3–4×
 // the encode time (see BetterMin).
 func EncodeEventRecord(dst, payload []byte) []byte {
-	if len(payload) < CompressMin {
+	z, bp := compress(payload)
+	if z == nil {
 		return EncodeRecord(dst, payload)
 	}
-	bp := zbufs.Get().(*[]byte)
-	var z []byte
+	dst = slices.Grow(dst, len(z)+recordOverhead) // exactly the record: no room for the payload it saved
+	start := len(dst)
+	dst = append(dst, RecordVersionS2)
+	dst = append(dst, z...)
+	putZbuf(bp, z)
+	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
+}
+
+// compress returns the S2 block EncodeEventRecord stores for payload (see
+// there for the levels), in a buffer of zbufs that the caller gives back
+// with putZbuf(bp, z); or nil when payload is stored as it is: shorter
+// than CompressMin, or no smaller compressed.
+func compress(payload []byte) (z []byte, bp *[]byte) {
+	if len(payload) < CompressMin {
+		return nil, nil
+	}
+	bp = zbufs.Get().(*[]byte)
 	if len(payload) >= BetterMin {
 		buf := *bp
 		if n := s2.MaxEncodedLen(len(payload)); cap(buf) < n {
@@ -105,14 +121,9 @@ func EncodeEventRecord(dst, payload []byte) []byte {
 	}
 	if len(z) >= len(payload) {
 		putZbuf(bp, z)
-		return EncodeRecord(dst, payload)
+		return nil, nil
 	}
-	dst = slices.Grow(dst, len(z)+recordOverhead) // exactly the record: no room for the payload it saved
-	start := len(dst)
-	dst = append(dst, RecordVersionS2)
-	dst = append(dst, z...)
-	putZbuf(bp, z)
-	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[start:], castagnoli))
+	return z, bp
 }
 
 // inflate decompresses the S2 block z of a version 2 record into a new

@@ -270,15 +270,15 @@ func lieAboutSize(rec []byte, size uint64) []byte {
 	return frame(2, append(binary.AppendUvarint(nil, size), z[n:]...))
 }
 
-// TestRecordVersions checks the version byte: 4 and up are unsupported;
-// 0 is corrupt, and so is 3, a pack (DecodePack), where one record was
-// expected.
+// TestRecordVersions checks the version byte: 4 (sealed: OpenRecord) and
+// up are unsupported; 0 is corrupt, and so is 3, a pack (DecodePack),
+// where one record was expected.
 func TestRecordVersions(t *testing.T) {
 	rec := codec.EncodeEventRecord(nil, mustPayload(t, largeEvent))
 	for _, tt := range []struct {
 		v    byte
 		want error
-	}{{0, codec.ErrCorrupt}, {3, codec.ErrCorrupt}, {4, codec.ErrUnsupported}, {255, codec.ErrUnsupported}} {
+	}{{0, codec.ErrCorrupt}, {3, codec.ErrCorrupt}, {4, codec.ErrUnsupported}, {5, codec.ErrUnsupported}, {255, codec.ErrUnsupported}} {
 		if _, err := codec.DecodeRecord(frame(tt.v, rec[1:len(rec)-4])); !errors.Is(err, tt.want) {
 			t.Errorf("version %d: DecodeRecord = %v, want %v", tt.v, err, tt.want)
 		}

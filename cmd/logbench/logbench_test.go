@@ -114,7 +114,7 @@ func TestQuick(t *testing.T) {
 
 	secs, order := sections(doc)
 	wantOrder := []string{"Machine", "Summary", "Targets of the write path", "Durable appends", "Opening a store with a write-ahead log to replay", "Verify and the naive rebuild",
-		"Codec against encoding/json", "Bytes on disk", "Memory", "The wire", "Memory while streaming", "Transcript import", "PostgreSQL store", "Audit UI", "Audit UI memory", "Recording gateway storage", "Recording gateway under load"}
+		"Codec against encoding/json", "Sealed frames against plain", "Bytes on disk", "Memory", "The wire", "Memory while streaming", "Transcript import", "PostgreSQL store", "Audit UI", "Audit UI memory", "Recording gateway storage", "Recording gateway under load"}
 	if strings.Join(order, "/") != strings.Join(wantOrder, "/") {
 		t.Fatalf("sections = %q, want %q", order, wantOrder)
 	}
@@ -135,11 +135,12 @@ func TestQuick(t *testing.T) {
 	}{
 		{name: "machine", section: "Machine", rows: 8},
 		{name: "summary", section: "Summary", rows: 19 + corpusRows, ratios: []int{3}, numbers: []int{1, 2}},
-		{name: "targets", section: "Targets of the write path", rows: 15}, // 6 of issue 12, a streaming memory row per renderer and the UI's memory (issue 19), the gateway's storage per agent, first byte (1 and many clients), rate and memory (issue 20)
+		{name: "targets", section: "Targets of the write path", rows: 16}, // 6 of issue 12, a streaming memory row per renderer and the UI's memory (issue 19), the gateway's storage per agent, first byte (1 and many clients), rate and memory (issue 20), sealed decode (issue 23)
 		{name: "durable", section: "Durable appends", rows: 3, ratios: []int{3}, numbers: []int{1, 2, 4, 5, 6, 7, 8}},
 		{name: "walopen", section: "Opening a store with a write-ahead log to replay", rows: 2, numbers: []int{1}},
 		{name: "verify", section: "Verify and the naive rebuild", rows: len(quickSizes), numbers: []int{0, 1, 2, 3}},
 		{name: "codec", section: "Codec against encoding/json", rows: 6, ratios: []int{4}, numbers: []int{2, 3, 5, 6}},
+		{name: "sealed", section: "Sealed frames against plain", rows: 6, ratios: []int{4}, numbers: []int{2, 3, 6, 7}},
 		{name: "space", section: "Bytes on disk", rows: len(quickSizes) + len(durableModes) + corpusRows, ratios: []int{6, 7}, numbers: []int{1, 2, 3, 4, 5}},
 		{name: "memory", section: "Memory", rows: len(quickSizes), ratios: []int{6}, numbers: []int{0, 1, 2, 3, 4, 5, 7}},
 		{name: "transcripts", section: "Transcript import", rows: 2, ratios: []int{6, 7, 8}, numbers: []int{2, 3, 4, 5}},

@@ -8,13 +8,15 @@ import (
 
 // report is everything one run measured.
 type report struct {
-	cfg      config
-	started  time.Time
-	elapsed  time.Duration
-	machine  machineInfo
-	durable  []durableResult
-	walOpen  *walOpenResult
-	codec    []codecResult
+	cfg     config
+	started time.Time
+	elapsed time.Duration
+	machine machineInfo
+	durable []durableResult
+	walOpen *walOpenResult
+	codec   []codecResult
+	// sealed are the sealed frames against plain ones (issue 23).
+	sealed   []sealedResult
 	sessions []*benchSession
 	verify   []verifyResult
 	scale    stat // verify µs/event, largest ÷ smallest session
@@ -121,6 +123,7 @@ func (r *report) markdown() string {
 	r.writeWALOpen(&b)
 	r.writeVerify(&b)
 	r.writeCodec(&b)
+	r.writeSealed(&b)
 	r.writeSpace(&b)
 	r.writeMemory(&b)
 	r.writeWire(&b)

@@ -25,7 +25,7 @@ const (
 
 // config is what one run measures, from the flags.
 // sectionKeys name the report's sections for -only, in the order they run.
-var sectionKeys = []string{"durable", "walopen", "codec", "sessions", "verify", "memory", "ui", "uimem", "space", "wire", "stream", "transcripts", "gateway", "pg"}
+var sectionKeys = []string{"durable", "walopen", "codec", "sealed", "sessions", "verify", "memory", "ui", "uimem", "space", "wire", "stream", "transcripts", "gateway", "pg"}
 
 // runs reports whether section key is to be measured: every one without
 // -only; with it, those named and the generated sessions that verify,
@@ -223,6 +223,7 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			return err
 		}},
 		{"codec", "codec", func() (err error) { r.codec, err = measureCodec(ctx, c, p); return err }},
+		{"sealed", "sealed frames", func() (err error) { r.sealed, err = measureSealed(ctx, c, p); return err }},
 		{"sessions", "sessions", func() (err error) { r.sessions, err = buildSessions(ctx, c, work, p); return err }},
 		{"verify", "verify", func() (err error) { r.verify, r.scale, err = measureVerify(ctx, c, r.sessions, p); return err }},
 		{"memory", "memory", func() (err error) {

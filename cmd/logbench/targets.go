@@ -59,6 +59,7 @@ func (r *report) writeTargets(b *strings.Builder) {
 	} else {
 		missing("decode an assistant/message, against encoding/json", "≥ 3×")
 	}
+	r.sealedTargetRow(t, verdict, missing)
 	if len(r.verify) > 1 {
 		lo, hi := r.verify[0], r.verify[len(r.verify)-1]
 		t.add(fmt.Sprintf("verify, %s ÷ %s events, per event", group(hi.events), group(lo.events)), "≤ 1.2",

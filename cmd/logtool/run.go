@@ -48,6 +48,9 @@ type globalOptions struct {
 	env         env
 	db          string
 	lockTimeout time.Duration
+	// keyFile and keyEnv name the key of a store that seals its content
+	// (--key-file, --key-env; see keyProvider).
+	keyFile, keyEnv string
 	// started is set once a command's own code runs; an error returned
 	// before that comes from parsing the command line.
 	started bool
@@ -198,6 +201,7 @@ Exit codes: 0 ok, 1 failure or refused input, 2 usage, 130 interrupted.`,
 	pf.StringVar(&g.db, "db", "", "the store: a file `PATH` or a postgres:// URL (default: $LOGTOOL_DB, else "+defaultDB+")")
 	pf.DurationVar(&g.lockTimeout, "lock-timeout", time.Second,
 		"how long to wait for a store held by another process (0: do not wait)")
+	addKeyFlags(g, root)
 
 	root.AddCommand(
 		newImportCmd(g, stdout, stderr),
@@ -217,6 +221,7 @@ Exit codes: 0 ok, 1 failure or refused input, 2 usage, 130 interrupted.`,
 		newSalvageCmd(g, stdout, stderr),
 		newCopyCmd(g, stdout, stderr),
 		newGatewayCmd(g, stdout, stderr),
+		newKeysCmd(g, stdout, stderr),
 	)
 	return root
 }
