@@ -1,0 +1,39 @@
+// Package redact finds secrets and other unwanted text inside the string
+// values of events and JSON documents and replaces each span with
+// "[REDACTED]" (SPEC §14.2), changing nothing else: no key, number,
+// boolean, null or nesting, and no byte outside the spans it replaces.
+//
+// A Redactor applies Matchers: the ready ones for common secrets
+// (SecretMatchers, Secrets: provider API keys, bearer tokens, AWS keys,
+// private key blocks, JWTs), regular expressions (Regexp), or any type
+// that finds spans in a string. Its methods take the forms a value has
+// in this module:
+//
+//	Text   one string
+//	Value  a stored value (msgpack, the storage form of SPEC §2.7)
+//	Event  an event's payload: the string values of its data
+//	JSON   a JSON text, byte for byte outside the spans (a recorded body)
+//
+// Each returns the count of spans replaced (its input itself when that
+// is 0, without allocating) and never the text matched: what a matcher
+// found is not returned, logged or put in an error. Values under keys
+// that name the schema (type, kind, role, the ids that pair calls and
+// results, digests; see Structural) are never redacted, so a redacted
+// event keeps its meaning; Event checks that the event still decodes.
+//
+// The result is a fixed point: Marker text is never matched, and what a
+// replacement leaves is matched again until nothing matches, so
+// redacting twice is redacting once and the count is exactly the number
+// of markers added. Spans are widened to whole characters.
+//
+// The loop redacts user content and tool results with one before it
+// logs them (loop.Options.Redactor), so the model sees what the log
+// holds; the recording gateway redacts the bodies it records
+// (gateway.Options.Redactor) and forwards the bytes it was sent.
+//
+// Speed: the ready matchers look for their literal prefixes (sk-, AIza,
+// ghp_, AKIA, -----BEGIN …) with bytes.Index and look further only where
+// one is found; strings shorter than the shortest secret are not looked
+// at. Over the DSH corpus's event payloads, Event runs at the figure
+// BENCHMARKS.md gives (logbench section redact).
+package redact
