@@ -18,6 +18,7 @@ func TestDeps(t *testing.T) {
 		"github.com/sessionlog/sessionlog/wire/recorded":     "the recorded events' format",
 		"github.com/sessionlog/sessionlog/internal/loopback": "the Host check",
 		"github.com/sessionlog/sessionlog/transcript":        "floor 4: the mapping of an exchange (SPEC §15.3)",
+		"github.com/sessionlog/sessionlog/redact":            "floor 2: the redactor of recorded bodies (SPEC §14.2)",
 	}
 	banned := map[string]string{
 		"encoding/json":                       "events are built with codec; bodies are forwarded untouched",
