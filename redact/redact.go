@@ -61,6 +61,10 @@ type shortest interface{ shortest() int }
 // of them (by their first six bytes) is not given to the matcher.
 type anchored interface{ anchors() []string }
 
+// folded is implemented by anchored matchers whose anchors' letters
+// match in either case.
+type folded interface{ folded() bool }
+
 // New returns a Redactor of the matchers ms, applied together: the spans
 // any of them finds are redacted, and spans that overlap or touch are
 // one.
@@ -73,6 +77,8 @@ func New(ms ...Matcher) *Redactor {
 			r.always[i], r.anyAlways = true, true
 			continue
 		}
+		f, _ := m.(folded)
+		fold := f != nil && f.folded()
 		for _, lit := range a.anchors() {
 			for k := range r.grams {
 				if k >= len(lit) {
@@ -81,7 +87,11 @@ func New(ms ...Matcher) *Redactor {
 					}
 					continue
 				}
-				r.grams[k][lit[k]] |= 1 << bit
+				c := lit[k]
+				r.grams[k][c] |= 1 << bit
+				if fold && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+					r.grams[k][c^0x20] |= 1 << bit
+				}
 			}
 			r.uses[i] |= 1 << bit
 			bit++

@@ -398,9 +398,10 @@ func (privateKey) Match(dst []Span, s []byte) []Span {
 // awsSecret matches the 40-character value of an AWS secret access key
 // assignment, in the forms of credentials files, environment variables,
 // JSON and YAML.
-var awsSecret = prefiltered{&regexpMatcher{name: "aws-secret",
+var awsSecret = anchoredRegexp{&regexpMatcher{name: "aws-secret",
 	re:        regexp.MustCompile(`(?i)secret_?access_?key["']?\s*[:=]>?\s*["']?(?P<secret>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`),
 	group:     1,
-	prefilter: []string{"_access", "_ACCESS", "_Access", "taccess", "tAccess", "TACCESS"},
+	lits:      []string{"_access", "_ACCESS", "_Access", "taccess", "tAccess", "TACCESS"},
+	prefilter: true,
 	min:       len("secret_access_key=") + 40,
 }}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/redact"
 )
 
@@ -268,4 +269,34 @@ func (f fixed) Match(dst []redact.Span, s []byte) []redact.Span {
 		return dst
 	}
 	return append(dst, f...)
+}
+
+// TestRegexpGate: a pattern's leading literal gates the values it runs
+// on, in either case with (?i) (the Kelvin sign and the long s, which
+// (?i)k and (?i)s match, included); the gate never hides a match.
+func TestRegexpGate(t *testing.T) {
+	for _, c := range []struct {
+		expr, in, want string
+	}{
+		{`sk-[a-z]{4}`, "a sk-abcd b", "a [REDACTED] b"},
+		{`\bghp_\w+`, "x ghp_abc", "x [REDACTED]"},
+		{`(?i)password=\S+`, "PassWord=x and password=y", "[REDACTED] and [REDACTED]"},
+		{`(?i)password=\S+`, "pa\u017fsword=x", "[REDACTED]"},
+		{`(?i)kelvin \d+`, "\u212aelvin 3", "[REDACTED]"},
+		{`(?i)task`, "TA\u017fK \u212a", "[REDACTED] \u212a"},
+		{`(?P<secret>abc)def`, "abcdef", "[REDACTED]def"},
+	} {
+		r := redact.New(mustRegexp(t, c.expr))
+		got, _ := r.Text([]byte(c.in))
+		if string(got) != c.want {
+			t.Errorf("%s on %q: %q, want %q", c.expr, c.in, got, c.want)
+		}
+		v, _, err := r.Value(codec.Array(codec.AppendString(nil, c.in)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := codec.Array(codec.AppendString(nil, c.want)); string(v) != string(want) {
+			t.Errorf("%s on %q as a value: %x", c.expr, c.in, v)
+		}
+	}
 }
