@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/gateway"
 	"github.com/sessionlog/sessionlog/internal/fakemodel"
 	"github.com/sessionlog/sessionlog/redact"
@@ -138,6 +139,23 @@ func TestGatewayRedacts(t *testing.T) {
 			}
 			if st := r.gw.Stats(); st.Redacted == 0 {
 				t.Error("Stats counts no redaction")
+			}
+			// The cache audit reads the recorded bodies: a row each, of
+			// the recorded bytes, the second reusing the first's prefix.
+			var rows []audit.CacheRow
+			h, err := r.store.Head(context.Background(), ids[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := audit.Cache(context.Background(), r.store.(audit.Store), h, audit.Window{}, func(row audit.CacheRow) error {
+				rows = append(rows, row)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) != 2 || rows[0].Reason != "first" || rows[1].Reason != "none" || rows[1].Reusable == 0 ||
+				rows[1].Bytes != int(s.Exchanges()[1].Request.Redacted.Size) {
+				t.Errorf("cache rows %+v", rows)
 			}
 		})
 	}
