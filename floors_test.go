@@ -87,6 +87,7 @@ var packages = []row{
 	{pkg: "loop", floor: 5},
 	{pkg: "provider", floor: 6},
 	{pkg: "rebuild", floor: 3},
+	{pkg: "redact", floor: 2}, // the redactor: string values of events and bodies, a pure function
 	{pkg: "salvage", floor: 5},
 	{pkg: "scenario", floor: 6},
 	{pkg: "stress", floor: 7},

@@ -65,11 +65,14 @@ func cacheRecorded(ctx context.Context, st Store, head eventlog.Head, w Window, 
 			if q.API == "" || q.API == recorded.APIOther {
 				return nil
 			}
-			row := &CacheRow{Start: -1, Exchange: x.N, RequestSeq: ev.Seq, API: q.API, Bytes: int(q.Size), Index: -1}
+			// The body as recorded: a redacted one is shorter than the one
+			// sent, and the row's bytes are those its prefix is taken of.
+			size, _ := q.Recorded()
+			row := &CacheRow{Start: -1, Exchange: x.N, RequestSeq: ev.Seq, API: q.API, Bytes: int(size), Index: -1}
 			rows = append(rows, row)
 			bySeq[ev.Seq] = row
 			body.Reset()
-			if err := s.WriteBody(&body, q.Chunks); err != nil || int64(body.Len()) != q.Size {
+			if err := s.WriteBody(&body, q.Chunks); err != nil || int64(body.Len()) != size {
 				row.Reason = ReasonUnmapped
 				return nil
 			}

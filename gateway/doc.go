@@ -79,6 +79,26 @@
 // parameters that may hold a key (key, api_key, access_token, …) are
 // recorded with the value "redacted".
 //
+// # Redaction
+//
+// With Options.Redactor (docs/forgetting.md#redaction, package redact; logtool gateway
+// --redact) what is recorded of a request is redacted before anything is
+// appended: its body's string values (JSON, byte for byte outside the
+// spans; a body that is no JSON, as text), its recorded path and header
+// values. The chunks, the lane's root, the agent id of a
+// prompt_cache_key and the mapped events all come from the redacted
+// body; the upstream is sent the client's bytes, unchanged. The
+// wire/request keeps size and digest of the body sent and adds
+// "redacted":{"spans","size","digest"}, the recorded body's (package
+// wire/recorded), which verify checks the chunks against while it
+// reports the digest of the body sent as not checkable (class
+// redacted). The exchange's log line gives the count. What was replaced
+// is stored nowhere, but the kept digest confirms a right guess of it
+// to whoever reads the rest of the body: a random key cannot be
+// guessed, a word a pattern of one's own matches may be. Answers are
+// recorded as they come (streamed text arrives in deltas no pattern
+// sees whole): an answer that repeats a secret of its request holds it.
+//
 // # Sessions and lanes
 //
 // A request's agent id is the Options.SessionHeader header, else

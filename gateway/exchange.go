@@ -26,8 +26,12 @@ import (
 // wire/response).
 type exchange struct {
 	api, method, path string
-	body              []byte
-	start             time.Time
+	// body is what the client sent and the upstream is sent; rec what is
+	// recorded of it: body itself, or with Options.Redactor's spans
+	// replaced (redacted counts them, path's and headers' included).
+	body, rec []byte
+	redacted  int
+	start     time.Time
 	// req is the body parsed (for a mapped API), parseErr why it could
 	// not be.
 	req      *transcript.Request
@@ -79,6 +83,7 @@ func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
 	if err := g.Failed(); err != nil {
 		return err
 	}
+	g.redact(x)
 	x.parse()
 	agent, from := g.agentID(r.Header, x)
 	s, err := g.session(up, agent, from, x.api, x.root())
@@ -95,9 +100,20 @@ func (g *Gateway) logRequest(r *http.Request, up *Upstream, x *exchange) error {
 
 // appendRequest is logRequest's append to session s.
 func (g *Gateway) appendRequest(s *session, r *http.Request, x *exchange) error {
-	parts := chunk.Split(x.body)
+	parts := chunk.Split(x.rec)
 	q := recorded.Request{API: x.api, Method: x.method, Path: x.path, Headers: g.reqAllow.recordHeaders(r.Header),
 		Size: int64(len(x.body)), Digest: recorded.Sum(x.body)}
+	if g.opts.Redactor != nil {
+		for i, f := range q.Headers {
+			v, n := g.opts.Redactor.Text([]byte(f.Value))
+			q.Headers[i].Value = string(v)
+			x.redacted += n
+		}
+	}
+	if x.redacted > 0 {
+		q.Redacted = &recorded.Redaction{Spans: int64(x.redacted), Size: int64(len(x.rec)), Digest: recorded.Sum(x.rec)}
+		g.stats.redacted.Add(int64(x.redacted))
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ctx := context.Background() // a client that leaves does not cancel its record
@@ -351,6 +367,9 @@ func (g *Gateway) status(x *exchange, status int, answer int64, cut string) {
 		return
 	}
 	args := []any{"api", x.api, "status", status, "request", len(x.body), "response", answer}
+	if x.redacted > 0 {
+		args = append(args, "redacted", x.redacted)
+	}
 	if x.sess != nil {
 		head := []any{"session", x.sess.id, "exchange", x.n}
 		if x.step != "" {

@@ -49,7 +49,7 @@ type Gateway struct {
 	inflight sync.WaitGroup
 
 	stats struct {
-		recorded, unrecorded, refused, failedOpen, cut, unmapped atomic.Int64
+		recorded, unrecorded, refused, failedOpen, cut, unmapped, redacted atomic.Int64
 	}
 }
 
@@ -72,6 +72,9 @@ type Stats struct {
 	// mapping refused the body (not of the API's shape), or the store
 	// refused the mapped events.
 	Unmapped int64
+	// Redacted counts the spans Options.Redactor replaced in what was
+	// recorded.
+	Redacted int64
 	// Writers is the number of session writers held now: those of
 	// exchanges in flight, and up to 128 idle ones (each holds its
 	// session's chunk digests; a dropped one is read back when needed).
@@ -159,7 +162,7 @@ func (g *Gateway) Stats() Stats {
 	g.mu.Unlock()
 	return Stats{Writers: n, Recorded: g.stats.recorded.Load(), Unrecorded: g.stats.unrecorded.Load(),
 		Refused: g.stats.refused.Load(), FailedOpen: g.stats.failedOpen.Load(), Cut: g.stats.cut.Load(),
-		Unmapped: g.stats.unmapped.Load()}
+		Unmapped: g.stats.unmapped.Load(), Redacted: g.stats.redacted.Load()}
 }
 
 // Stop cuts every exchange in flight: each is recorded with cut

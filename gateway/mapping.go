@@ -15,8 +15,26 @@ import (
 func (x *exchange) parse() {
 	switch x.api {
 	case transcript.APIAnthropic, transcript.APIChat, transcript.APIResponses:
-		x.req, x.parseErr = transcript.ParseRequest(x.api, x.body)
+		x.req, x.parseErr = transcript.ParseRequest(x.api, x.rec)
 	}
+}
+
+// redact makes x.rec, what is recorded of x's body, and redacts x's
+// recorded path, with Options.Redactor: a JSON body in its string values
+// (byte for byte elsewhere), any other body as text. Without a redactor
+// rec is body.
+func (g *Gateway) redact(x *exchange) {
+	x.rec = x.body
+	r := g.opts.Redactor
+	if r == nil {
+		return
+	}
+	rec, n, err := r.JSON(x.body)
+	if err != nil {
+		rec, n = r.Text(x.body)
+	}
+	p, k := r.Text([]byte(x.path))
+	x.rec, x.path, x.redacted = rec, string(p), n+k
 }
 
 // root is the root of x's conversation (transcript.Request.Root), ""

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/redact"
 )
 
 // Defaults of Options.
@@ -119,6 +120,14 @@ type Options struct {
 	// sizes, status, cut; never content), the warnings of --fail-open
 	// and the store's failure; nil is silent.
 	Logger *slog.Logger
+	// Redactor, when set, is applied to what is recorded of a request
+	// (docs/forgetting.md#redaction, docs/gateway.md#running-it): its body's string values (a body that is no
+	// JSON, as text), its path and its recorded header values; the
+	// mapped events are the mapping of the redacted body. Forwarding is
+	// unchanged: the upstream gets the bytes the client sent. The
+	// wire/request says how many spans were replaced (package
+	// wire/recorded). Answers are recorded as they come.
+	Redactor *redact.Redactor
 }
 
 // ErrUsage marks an Options error: a bad upstream, a header that must

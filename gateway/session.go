@@ -47,7 +47,7 @@ func (g *Gateway) agentID(h http.Header, x *exchange) (id, from string) {
 	if x.req != nil {
 		v = x.req.PromptCacheKey()
 	} else { // an API that is not mapped, or a body its mapping refused
-		v = promptCacheKey(x.body)
+		v = promptCacheKey(x.rec)
 	}
 	if v != "" && len(v) <= maxAgentID && utf8.ValidString(v) {
 		return v, "prompt_cache_key"

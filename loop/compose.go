@@ -20,7 +20,7 @@ type Composer struct {
 
 // Append appends a context/message now.
 func (c *Composer) Append(content []byte, src Source) error {
-	mp, err := contentOf(content)
+	mp, err := c.l.content(c.ctx, content, "context")
 	if err != nil {
 		return err
 	}

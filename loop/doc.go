@@ -31,6 +31,13 @@
 // store call, and a store that outlives it ends the turn with
 // ErrStoreTimeout.
 //
+// Redaction at the source (docs/forgetting.md#redaction): Options.Redactor (package redact)
+// is applied to the user's content, steering, injected and contributed
+// context and tool results before they are logged; requests are built
+// from the log, so what it replaces reaches neither the store nor the
+// model, and model-visible ⟺ logged still holds. The log says how many
+// spans it replaced, never what (and MetricRedacted counts them).
+//
 // Concurrency: one turn runs at a time (Send); Inject, Steer, Dispose, ID
 // and Next may be called from any goroutine, Dispose with a context that
 // bounds its wait. Observability: Options.Logger (slog) and

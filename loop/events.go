@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"context"
+
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 )
@@ -107,6 +109,34 @@ func contentOf(js []byte) ([]byte, error) {
 		return nil, errors.Mark(errors.New("loop: content is not an array"), codec.ErrInvalid)
 	}
 	return mp, nil
+}
+
+// content converts a content array given as JSON to storage form
+// (contentOf) and applies the redactor, if any, saying in the log (never
+// what) how many spans it replaced in what ("prompt", "tool result", …).
+func (l *Loop) content(ctx context.Context, js []byte, what string) ([]byte, error) {
+	mp, err := contentOf(js)
+	if err != nil {
+		return nil, err
+	}
+	return l.redacted(ctx, mp, what)
+}
+
+// redacted applies the redactor, if any, to content in storage form.
+func (l *Loop) redacted(ctx context.Context, mp []byte, what string) ([]byte, error) {
+	r := l.opts.Redactor
+	if r == nil {
+		return mp, nil
+	}
+	out, n, err := r.Value(mp)
+	if err != nil {
+		return nil, errors.Wrapf(err, "loop: redact the %s", errors.Safe(what))
+	}
+	if n > 0 {
+		l.obs.redacted(ctx, what, n)
+		l.obs.log.Info("loop: redacted", "session", l.hdr.ID, "in", what, "spans", n)
+	}
+	return out, nil
 }
 
 // Text returns a content array (JSON) holding one text block.

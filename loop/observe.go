@@ -27,6 +27,10 @@ const (
 	// MetricCompactionOutcomes counts their outcomes (attribute
 	// "outcome": compacted, failed, gave_up or error).
 	MetricCompactionOutcomes = "sessionlog.loop.compaction.outcomes"
+	// MetricRedacted counts the spans Options.Redactor replaced, by
+	// what held them (attribute "in": prompt, injection, steering,
+	// context or tool result).
+	MetricRedacted = "sessionlog.loop.redacted"
 )
 
 // observer is the loop's logger and instruments. With no MeterProvider
@@ -41,6 +45,7 @@ type observer struct {
 	provErrs     metric.Int64Counter
 	attempts     metric.Int64Counter
 	outcomes     metric.Int64Counter
+	redactions   metric.Int64Counter
 }
 
 func newObserver(log *slog.Logger, mp metric.MeterProvider) *observer {
@@ -52,6 +57,7 @@ func newObserver(log *slog.Logger, mp metric.MeterProvider) *observer {
 	o.provErrs = k.Counter(MetricProviderErrors, "steps ended by a provider error, by code")
 	o.attempts = k.Counter(MetricCompactionAttempts, "compaction attempts of the gate")
 	o.outcomes = k.Counter(MetricCompactionOutcomes, "compaction outcomes, by outcome")
+	o.redactions = k.Counter(MetricRedacted, "spans the redactor replaced, by what held them")
 	o.on = k.On()
 	return o
 }
@@ -95,5 +101,11 @@ func (o *observer) compaction(ctx context.Context, compacted, failed int, outcom
 	}
 	if outcome != "" {
 		o.outcomes.Add(ctx, 1, metric.WithAttributes(attribute.String("outcome", outcome)))
+	}
+}
+
+func (o *observer) redacted(ctx context.Context, in string, n int) {
+	if o.on {
+		o.redactions.Add(context.WithoutCancel(ctx), int64(n), metric.WithAttributes(attribute.String("in", in)))
 	}
 }

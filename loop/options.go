@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/sessionlog/sessionlog/compact"
+	"github.com/sessionlog/sessionlog/redact"
 )
 
 // InvariantMode selects how the loop checks a request before sending it
@@ -58,6 +59,13 @@ type Options struct {
 	// Metrics makes the loop's instruments (the Metric names); nil
 	// records nothing.
 	Metrics metric.MeterProvider
+	// Redactor, when set, is applied to the user's content (Send, Inject,
+	// Steer, Composer.Append) and to tool results before they are logged
+	// (docs/forgetting.md#redaction): what it matches is replaced by "[REDACTED]" in the
+	// events, and so in every request, which the loop builds from the
+	// log. The model never sees what the log does not hold. redact.Secrets
+	// is the ready one; redact.New takes patterns of one's own.
+	Redactor *redact.Redactor
 }
 
 func (o *Options) now() float64 {

@@ -31,6 +31,12 @@ func (l *Loop) runTools(ctx context.Context, turn, step int64, tools []Tool, cal
 			content, errName, errCode = textContent("The tool returned content that is not a content-block array."), "InvalidResultError", "invalid-result"
 			res.IsError = true
 		}
+		if red, err := l.redacted(ctx, content, "tool result"); err == nil {
+			content = red
+		} else { // never logged unredacted
+			content, errName, errCode = textContent("The tool result could not be redacted."), "InvalidResultError", "invalid-result"
+			res.IsError = true
+		}
 		b = l.batch()
 		b.add(codec.TypeToolResult, toolResultData(turn, step, c.id, content, res.IsError, errName, errCode),
 			codec.SurfaceOp{Kind: codec.OpAppend}, []int64{callSeq})

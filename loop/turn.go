@@ -52,7 +52,7 @@ func failed(step int64, code string, err error) *ending {
 // written (the turn may then be left open: the next instance's Open
 // closes it) or on misuse; how the turn ended is the Outcome.
 func (l *Loop) Send(ctx context.Context, content []byte, src Source) (Outcome, error) {
-	mp, err := contentOf(content)
+	mp, err := l.content(ctx, content, "prompt")
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -120,7 +120,7 @@ func (l *Loop) hasInjected() bool {
 // turn it is queued and appended after the current step's tool results,
 // joining the next request; when no turn runs it is its own turn.
 func (l *Loop) Inject(ctx context.Context, content []byte, src Source) error {
-	mp, err := contentOf(content)
+	mp, err := l.content(ctx, content, "injection")
 	if err != nil {
 		return err
 	}
@@ -141,7 +141,7 @@ func (l *Loop) Inject(ctx context.Context, content []byte, src Source) error {
 // Steer queues a steering message; it is appended at the top of the next
 // step (docs/loop.md#steps, step 1) and joins that step's request.
 func (l *Loop) Steer(content []byte, src Source) error {
-	mp, err := contentOf(content)
+	mp, err := l.content(context.Background(), content, "steering")
 	if err != nil {
 		return err
 	}

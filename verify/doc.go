@@ -7,7 +7,10 @@
 // the session that wrote them; and, in a session the recording gateway
 // wrote, that the recorded bytes add up (package wire/recorded: every
 // chunk's digest, every body's chunks, size and digest, every chunk used;
-// an exchange without an answer is a warning), and, in a lane session
+// an exchange without an answer is a warning; a request recorded with a
+// redactor is checked against its redacted body, and reported as
+// Redacted: "digest not checkable (redacted content)", a warning unless
+// strict), and, in a lane session
 // (its header names the lane's api and root), that the mapped events are
 // the mapping of the recorded bytes: package transcript's mapping is
 // re-run over every wire/request and wire/response with their seqs and

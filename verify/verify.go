@@ -52,6 +52,13 @@ const (
 	// refused them, and the gateway recorded the bytes alone) is a
 	// warning.
 	Mapping
+	// Redacted: content was redacted on purpose (docs/forgetting.md#redaction), so what
+	// it covers cannot be checked: a gateway's wire/request recorded
+	// with its redactor, whose digest (of the body sent) is "not
+	// checkable (redacted content)" while its chunks are checked against
+	// the redacted body's size and digest. Never a mismatch; a warning
+	// unless Options.Strict.
+	Redacted
 )
 
 func (k Kind) String() string {
@@ -70,6 +77,8 @@ func (k Kind) String() string {
 		return "wire"
 	case Mapping:
 		return "mapping"
+	case Redacted:
+		return "redacted"
 	}
 	return "unknown"
 }
@@ -105,7 +114,8 @@ func (f Finding) String() string {
 
 // Options configures Session.
 type Options struct {
-	// Strict makes structure breaks findings instead of warnings.
+	// Strict makes structure breaks and redactions findings instead of
+	// warnings.
 	Strict bool
 }
 
@@ -289,9 +299,14 @@ func (w *walker) add(ev *codec.Event) {
 	}
 }
 
-// wireProblems reports the problems of the recorded bytes.
+// wireProblems reports the problems of the recorded bytes; a redacted
+// request is of class Redacted.
 func (w *walker) wireProblems(ps []recorded.Problem) {
 	for _, p := range ps {
+		if p.Redacted {
+			w.res.add(p.Seq, Redacted, !w.opts.Strict, nil, "%s", p.Message)
+			continue
+		}
 		w.res.add(p.Seq, Wire, p.Warning, nil, "%s", p.Message)
 	}
 }

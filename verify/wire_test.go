@@ -134,3 +134,49 @@ func TestVerifyWire(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyRedactedRequest: a wire/request recorded with a redactor is
+// checked against its redacted body, and its digest reported "not
+// checkable (redacted content)": class redacted, a warning unless
+// strict, never a wire finding.
+func TestVerifyRedactedRequest(t *testing.T) {
+	sent, rec := []byte(`{"k":"ghp_0123456789abcdefghijABCDEFGHIJ012345"}`), []byte(`{"k":"[REDACTED]"}`)
+	for _, strict := range []bool{false, true} {
+		s := openStore(t)
+		h := codec.NewSessionHeader("gw-1", 1, "", "", 0)
+		if err := s.Create(context.Background(), h); err != nil {
+			t.Fatal(err)
+		}
+		var c, q codec.Object
+		recorded.AppendChunk(&c, recorded.Sum(rec), rec)
+		req := recorded.Request{API: "openai-chat", Method: "POST", Path: "/v1/chat/completions", Chunks: []recorded.Run{{Seq: 0, N: 1}},
+			Size: int64(len(sent)), Digest: recorded.Sum(sent), Redacted: &recorded.Redaction{Spans: 1, Size: int64(len(rec)), Digest: recorded.Sum(rec)}}
+		req.AppendData(&q)
+		var evs []codec.Event
+		for i, e := range []struct {
+			typ  string
+			data []byte
+		}{{recorded.TypeChunk, c.Bytes()}, {recorded.TypeRequest, q.Bytes()}} {
+			ev, err := codec.NewEvent(e.typ, int64(i), 1, e.data, codec.SurfaceOp{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs = append(evs, ev)
+		}
+		if err := s.Append(context.Background(), "gw-1", evs); err != nil {
+			t.Fatal(err)
+		}
+		res := mustVerify(t, s, "gw-1", verify.Options{Strict: strict})
+		var got []string
+		for _, f := range res.Findings {
+			got = append(got, fmt.Sprintf("%d %s %v", f.Seq, f.Kind, f.Warning))
+			if f.Kind == verify.Redacted && !strings.Contains(f.String(), "digest not checkable (redacted content)") {
+				t.Errorf("message: %s", f)
+			}
+		}
+		want := []string{fmt.Sprintf("1 redacted %v", !strict), "1 wire true"} // and the exchange has no answer
+		if strings.Join(got, "|") != strings.Join(want, "|") || res.Failed() != strict {
+			t.Errorf("strict %v: findings %q, want %q; Failed %v", strict, got, want, res.Failed())
+		}
+	}
+}

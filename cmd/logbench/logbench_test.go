@@ -114,7 +114,7 @@ func TestQuick(t *testing.T) {
 
 	secs, order := sections(doc)
 	wantOrder := []string{"Machine", "Summary", "Targets of the write path", "Durable appends", "Opening a store with a write-ahead log to replay", "Verify and the naive rebuild",
-		"Codec against encoding/json", "Sealed frames against plain", "Bytes on disk", "Memory", "The wire", "Memory while streaming", "Transcript import", "PostgreSQL store", "Audit UI", "Audit UI memory", "Recording gateway storage", "Recording gateway under load"}
+		"Codec against encoding/json", "Sealed frames against plain", "Bytes on disk", "Memory", "The wire", "Memory while streaming", "Transcript import", "PostgreSQL store", "Audit UI", "Audit UI memory", "Recording gateway storage", "Recording gateway under load", "Redaction"}
 	if strings.Join(order, "/") != strings.Join(wantOrder, "/") {
 		t.Fatalf("sections = %q, want %q", order, wantOrder)
 	}
@@ -135,7 +135,7 @@ func TestQuick(t *testing.T) {
 	}{
 		{name: "machine", section: "Machine", rows: 8},
 		{name: "summary", section: "Summary", rows: 19 + corpusRows, ratios: []int{3}, numbers: []int{1, 2}},
-		{name: "targets", section: "Targets of the write path", rows: 16}, // 6 of issue 12, a streaming memory row per renderer and the UI's memory (issue 19), the gateway's storage per agent, first byte (1 and many clients), rate and memory (issue 20), sealed decode (issue 23)
+		{name: "targets", section: "Targets of the write path", rows: 16 + 1 + 3*corpusRows}, // 6 of issue 12, a streaming memory row per renderer and the UI's memory (issue 19), the gateway's storage per agent, first byte (1 and many clients), rate and memory (issue 20), sealed decode (issue 23), redaction per redactor (issue 22)
 		{name: "durable", section: "Durable appends", rows: 3, ratios: []int{3}, numbers: []int{1, 2, 4, 5, 6, 7, 8}},
 		{name: "walopen", section: "Opening a store with a write-ahead log to replay", rows: 2, numbers: []int{1}},
 		{name: "verify", section: "Verify and the naive rebuild", rows: len(quickSizes), numbers: []int{0, 1, 2, 3}},
@@ -148,6 +148,15 @@ func TestQuick(t *testing.T) {
 		{name: "uimem", section: "Audit UI memory", rows: 10, numbers: []int{4}},
 		{name: "gateway", section: "Recording gateway storage", rows: 2, numbers: []int{1, 2, 3, 4, 5, 6, 7}},
 		{name: "gateway load", section: "Recording gateway under load", rows: 3, numbers: []int{1, 6, 7, 10, 11}},
+	}
+	if corpusRows > 0 {
+		shapes = append(shapes, struct {
+			name    string
+			section string
+			rows    int
+			ratios  []int
+			numbers []int
+		}{name: "redact", section: "Redaction", rows: len(redactPatterns), ratios: []int{4}, numbers: []int{1, 2, 3}})
 	}
 	for _, tt := range shapes {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,6 +34,8 @@ type report struct {
 	gateway []gatewayResult
 	// gatewayLoad is the gateway's latency, throughput and memory.
 	gatewayLoad *gatewayLoadReport
+	// redact is the redactor over the DSH corpus's events (issue 22).
+	redact []redactResult
 }
 
 // table is a Markdown table.
@@ -134,6 +136,7 @@ func (r *report) markdown() string {
 	r.writeUIMemory(&b)
 	r.writeGateway(&b)
 	r.writeGatewayLoad(&b)
+	r.writeRedact(&b)
 	return b.String()
 }
 

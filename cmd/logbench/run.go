@@ -25,7 +25,7 @@ const (
 
 // config is what one run measures, from the flags.
 // sectionKeys name the report's sections for -only, in the order they run.
-var sectionKeys = []string{"durable", "walopen", "codec", "sealed", "sessions", "verify", "memory", "ui", "uimem", "space", "wire", "stream", "transcripts", "gateway", "pg"}
+var sectionKeys = []string{"durable", "walopen", "codec", "sealed", "sessions", "verify", "memory", "ui", "uimem", "space", "wire", "stream", "transcripts", "gateway", "redact", "pg"}
 
 // runs reports whether section key is to be measured: every one without
 // -only; with it, those named and the generated sessions that verify,
@@ -252,6 +252,7 @@ func measure(ctx context.Context, c config, stdout, stderr io.Writer) error {
 			r.gatewayLoad, err = measureGatewayLoad(ctx, c, work, p)
 			return err
 		}},
+		{"redact", "redaction", func() (err error) { r.redact, err = measureRedact(ctx, c, p); return err }},
 		{"pg", "PostgreSQL", func() (err error) { r.pg, err = measurePostgres(ctx, c, work, r.sessions, p); return err }},
 	}
 	defer func() {

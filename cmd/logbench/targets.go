@@ -90,6 +90,7 @@ func (r *report) writeTargets(b *strings.Builder) {
 			fmt.Sprintf("≤ %.2f", gatewayTarget), fmt.Sprintf("%.4f", g.ratio()), verdict(g.ratio() <= gatewayTarget))
 	}
 	r.gatewayTargetRows(t, verdict, missing)
+	r.redactTargetRows(t, verdict, missing)
 	t.write(b)
 	if len(r.durable) > 0 || r.walOpen != nil {
 		b.WriteString("Also asked for: Append latency")

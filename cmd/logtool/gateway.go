@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/gateway"
 	"github.com/sessionlog/sessionlog/internal/loopback"
+	"github.com/sessionlog/sessionlog/redact"
 	"github.com/spf13/cobra"
 )
 
@@ -32,6 +33,8 @@ type gatewayOptions struct {
 	grace         time.Duration
 	dial, first   time.Duration
 	idle          time.Duration
+	redact        bool
+	patterns      []string
 }
 
 func newGatewayCmd(g *globalOptions, stdout, stderr io.Writer) *cobra.Command {
@@ -58,6 +61,17 @@ replay and serve read them like any session.
 Keys are never recorded: request and answer headers come from an
 allowlist (--record-header adds one), and authorization, x-api-key,
 x-goog-api-key, cookies and proxy-authorization can never be added.
+--redact keeps secrets out of the recorded requests as well (docs/forgetting.md#redaction):
+provider API keys, bearer and basic credentials, AWS keys, JWTs and
+private key blocks in a request's body (its string values), path and
+recorded headers are recorded as "[REDACTED]", and the mapped events
+with them; --redact-pattern REGEX (repeatable; a group named secret
+redacts only that group) adds patterns of one's own. The upstream still
+receives the request unchanged. The wire/request says how many spans
+were replaced and keeps the digest of the body sent, which verify then
+reports as not checkable (class redacted); what was replaced is stored
+nowhere. Answers are recorded as they come: one that repeats a secret
+holds it.
 
 Upstreams: a bare URL is named by its host. With several, a first path
 segment naming one selects it (/NAME/v1/messages); else a request with an
@@ -97,6 +111,8 @@ recorded as cut "shutdown".`,
 	f.DurationVar(&opts.dial, "dial-timeout", gateway.DefaultDialTimeout, "bound on connecting to an upstream")
 	f.DurationVar(&opts.first, "first-byte-timeout", gateway.DefaultFirstByteTimeout, "bound on waiting for an upstream's answer to start")
 	f.DurationVar(&opts.idle, "idle-timeout", gateway.DefaultIdleTimeout, "bound on an upstream's silence while it answers")
+	f.BoolVar(&opts.redact, "redact", false, "record requests with common secrets (API keys, tokens, private keys) replaced by [REDACTED]; forwarding is unchanged")
+	f.StringArrayVar(&opts.patterns, "redact-pattern", nil, "also redact what `REGEX` matches in recorded requests (repeatable; without --redact, only these)")
 	return cmd
 }
 
@@ -119,6 +135,10 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 		if err := gateway.CheckRecordHeader(h); err != nil {
 			return errors.Mark(err, ErrUsage)
 		}
+	}
+	red, err := redactor(opts.redact, opts.patterns, "--redact-pattern")
+	if err != nil {
+		return err
 	}
 	local := loopback.Addr(opts.listen)
 	if !local && !opts.allowRemote {
@@ -150,7 +170,7 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 	gw, err := gateway.New(gateway.Options{Store: st, Upstreams: ups, MaxBody: opts.maxBody, RecordAll: opts.recordAll,
 		RecordHeaders: opts.recordHeaders, SessionHeader: opts.sessionHeader, FailOpen: opts.failOpen,
 		LoopbackHostsOnly: local, DialTimeout: opts.dial, FirstByteTimeout: opts.first, IdleTimeout: opts.idle,
-		Logger: logger})
+		Logger: logger, Redactor: red})
 	if err != nil {
 		if errors.Is(err, gateway.ErrUsage) {
 			err = errors.Mark(err, ErrUsage)
@@ -222,10 +242,36 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 	}
 	gw.Wait()
 	s := gw.Stats()
-	fmt.Fprintf(stderr, "logtool: gateway stopped: %d recorded, %d forwarded unrecorded, %d refused, %d failed open, %d cut\n",
+	fmt.Fprintf(stderr, "logtool: gateway stopped: %d recorded, %d forwarded unrecorded, %d refused, %d failed open, %d cut",
 		s.Recorded, s.Unrecorded, s.Refused, s.FailedOpen, s.Cut)
+	if red != nil {
+		fmt.Fprintf(stderr, ", %d spans redacted", s.Redacted)
+	}
+	fmt.Fprintln(stderr)
 	if ferr := gw.Failed(); ferr != nil {
 		return errors.Wrap(ferr, "gateway: the store failed while it ran")
 	}
 	return nil
+}
+
+// redactor is the redactor of --redact (the ready matchers) and of the
+// patterns of flag (each a regular expression), nil when neither is
+// given. A pattern that does not compile is a usage error that names
+// what is wrong, not the pattern (it may hold the secret it is for).
+func redactor(ready bool, patterns []string, flag string) (*redact.Redactor, error) {
+	if !ready && len(patterns) == 0 {
+		return nil, nil
+	}
+	var ms []redact.Matcher
+	if ready {
+		ms = redact.SecretMatchers()
+	}
+	for i, p := range patterns {
+		m, err := redact.Regexp(fmt.Sprintf("%s %d", flag, i+1), p)
+		if err != nil {
+			return nil, errors.Mark(err, ErrUsage)
+		}
+		ms = append(ms, m)
+	}
+	return redact.New(ms...), nil
 }

@@ -82,7 +82,10 @@ one of them). json lines are
 {"exchange":N,"seq":S,"body":STRING|null}; text shows method, path and
 the recorded headers, then the body, with control characters escaped.
 --response prints the answers instead: seq is the wire/response's, body
-null when none was recorded; text shows status, headers and cut.`,
+null when none was recorded; text shows status, headers and cut. A
+request the gateway recorded with its redactor (--redact) is printed as
+recorded, "[REDACTED]" where a span was replaced, which is not the bytes
+the upstream was sent: stderr says so for each such exchange.`,
 		Args: replayArgs,
 		RunE: g.action(func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("step") && opts.step == "" {
@@ -138,9 +141,9 @@ func parseStep(s string) (stepName, error) {
 	return stepName{turn, stp}, nil
 }
 
-func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, _ io.Writer) error {
+func runReplay(ctx context.Context, opts replayOptions, args []string, stdout, stderr io.Writer) error {
 	if opts.recorded {
-		return runReplayRecorded(ctx, opts, args[0], stdout)
+		return runReplayRecorded(ctx, opts, args[0], stdout, stderr)
 	}
 	if opts.response || opts.exchange != 0 {
 		return usagef("replay: --response and --exchange go with --wire --recorded")

@@ -20,7 +20,7 @@ import (
 // order; --step T.S selects the exchange whose wire/request began step
 // T.S (the gateway appends a request's mapped events, its step/start
 // among them, right after its wire/request).
-func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdout io.Writer) (err error) {
+func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdout, stderr io.Writer) (err error) {
 	switch {
 	case opts.wire != wireFromHeader:
 		return usagef("replay: --recorded prints the recorded bytes; it takes no renderer name")
@@ -120,6 +120,9 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 				return errors.Wrapf(err, "exchange %d", errors.Safe(x.N))
 			}
 		}
+		if red := x.Request.Redacted; red != nil && !opts.response {
+			fmt.Fprintf(stderr, "replay: exchange %d: the request was recorded redacted (%d spans replaced by [REDACTED]); these are not the bytes the upstream was sent\n", x.N, red.Spans)
+		}
 		switch opts.format {
 		case "raw":
 			if !has {
@@ -148,7 +151,11 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 func writeRecordedText(w *bufio.Writer, x recorded.Exchange, response, has bool, body []byte) {
 	if !response {
 		q := x.Request
-		fmt.Fprintf(w, "== exchange %d (wire/request at seq %d)  api %s\n%s %s\n", x.N, x.Seq, printable.Line(q.API), printable.Line(q.Method), printable.Line(q.Path))
+		fmt.Fprintf(w, "== exchange %d (wire/request at seq %d)  api %s", x.N, x.Seq, printable.Line(q.API))
+		if q.Redacted != nil {
+			fmt.Fprintf(w, "  redacted: %d spans, not the bytes sent", q.Redacted.Spans)
+		}
+		fmt.Fprintf(w, "\n%s %s\n", printable.Line(q.Method), printable.Line(q.Path))
 		writeFields(w, q.Headers)
 	} else {
 		if x.ResponseSeq < 0 {

@@ -34,10 +34,13 @@ a session the recording gateway wrote (logtool gateway): that its
 recorded bytes add up (every chunk's digest, every body's chunks, size
 and digest, every chunk used; an exchange without an answer is a
 warning), and that its mapped events are the mapping of those bytes,
-re-run (a "mapping" finding at the first event that differs).
+re-run (a "mapping" finding at the first event that differs). A request
+the gateway recorded with --redact is checked against the redacted body
+its chunks hold, and its digest (of the body sent) is reported "not
+checkable (redacted content)", class "redacted": never a mismatch.
 
 Findings are printed one per line with session and seq, then a summary line.
-Breaks of the turn structure are warnings unless --strict. A store a crash
+Breaks of the turn structure and redactions are warnings unless --strict. A store a crash
 left with writes in its write-ahead log gets a line saying how many records
 are to replay, and a warning naming the segment and offset of a torn tail
 the open dropped (a write never acknowledged). The exit status
@@ -47,7 +50,7 @@ terminal.`,
 			return runVerify(cmd.Context(), opts, args, stdout, stderr)
 		}),
 	}
-	cmd.Flags().BoolVar(&opts.strict, "strict", false, "count turn-structure breaks as findings")
+	cmd.Flags().BoolVar(&opts.strict, "strict", false, "count turn-structure breaks and redactions as findings")
 	return cmd
 }
 

@@ -10,7 +10,8 @@
 //	wire/chunk     {"digest":HEX,"text":STRING}   one per chunk of the body
 //	wire/chunk     {"digest":HEX,"base64":STRING} the session did not hold yet
 //	…                                             (base64: not valid UTF-8)
-//	wire/request   {"api","method","path","headers":{…},"chunks":[[SEQ,N]…],"size","digest"}
+//	wire/request   {"api","method","path","headers":{…},"chunks":[[SEQ,N]…],"size","digest",
+//	                "redacted"?:{"spans","size","digest"}}
 //	…              (phase 2: the mapped events of the request)
 //	wire/chunk …   the answer's bytes, a piece of up to 64 KiB at a time while it streams
 //	wire/response  {"request":SEQ,"status","headers":{…},"chunks":[[SEQ,N]…]|null,

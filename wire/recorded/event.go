@@ -84,15 +84,44 @@ func AppendRun(runs []Run, seq int64) []Run {
 
 // Request is the data of a wire/request event: what the upstream was
 // sent. Chunks name the wire/chunk events whose bytes, concatenated, are
-// the body.
+// the body as recorded: the body sent, unless Redacted says otherwise.
 type Request struct {
 	API, Method string
-	// Path is the path and query the upstream was sent.
+	// Path is the path and query the upstream was sent (with what a
+	// redactor matched in it replaced, when Redacted).
 	Path    string
 	Headers []Field
 	Chunks  []Run
-	Size    int64
-	Digest  Digest
+	// Size and Digest are the body's as the upstream was sent it.
+	Size   int64
+	Digest Digest
+	// Redacted is set when a redactor (docs/forgetting.md#redaction) replaced spans of
+	// what is recorded: the chunks then hold the redacted body, whose
+	// size and digest it gives, and the digest of the body sent cannot
+	// be checked against them.
+	Redacted *Redaction
+}
+
+// Redaction is the "redacted" member of a wire/request:
+// {"spans":N,"size":S,"digest":HEX}. The recorded body, path and header
+// values hold "[REDACTED]" where the redactor replaced a span; the text
+// it replaced is recorded nowhere.
+type Redaction struct {
+	// Spans counts the spans replaced, in the path, the header values
+	// and the body.
+	Spans int64
+	// Size and Digest are the recorded body's: its chunks'.
+	Size   int64
+	Digest Digest
+}
+
+// Recorded returns the size and digest of the body as its chunks hold
+// it: the body sent's, or the redacted body's.
+func (q *Request) Recorded() (int64, Digest) {
+	if q.Redacted != nil {
+		return q.Redacted.Size, q.Redacted.Digest
+	}
+	return q.Size, q.Digest
 }
 
 // Response is the data of a wire/response event: what the client was
@@ -149,12 +178,18 @@ func appendRuns(o *codec.Object, key string, runs []Run) {
 }
 
 // AppendData adds the wire/request's members to o, in the order of
-// docs/gateway.md#what-is-recorded: api, method, path, headers, chunks, size, digest.
+// docs/gateway.md#what-is-recorded: api, method, path, headers, chunks, size, digest; then
+// redacted, when set.
 func (q *Request) AppendData(o *codec.Object) {
 	o.Str("api", q.API).Str("method", q.Method).Str("path", q.Path)
 	appendFields(o, "headers", q.Headers)
 	appendRuns(o, "chunks", q.Chunks)
 	o.Int("size", q.Size).Str("digest", q.Digest.String())
+	if q.Redacted != nil {
+		var red codec.Object
+		red.Int("spans", q.Redacted.Spans).Int("size", q.Redacted.Size).Str("digest", q.Redacted.Digest.String())
+		o.Value("redacted", red.Bytes())
+	}
 }
 
 // AppendData adds the wire/response's members to o: request, then
@@ -387,6 +422,8 @@ func DecodeRequest(ev *codec.Event) (Request, error) {
 		case "digest":
 			h |= 64
 			q.Digest, err = digest(r, ev.Seq, k)
+		case "redacted":
+			q.Redacted, err = redaction(r, ev.Seq)
 		default:
 			err = r.Skip(maxDepth)
 		}
@@ -396,6 +433,33 @@ func DecodeRequest(ev *codec.Event) (Request, error) {
 		err = h.missing(ev.Seq, TypeRequest, "api", "method", "path", "headers", "chunks", "size", "digest")
 	}
 	return q, err
+}
+
+// redaction reads a wire/request's redacted member.
+func redaction(r *codec.Reader, seq int64) (*Redaction, error) {
+	var red Redaction
+	var h have
+	err := object(r, seq, "redacted", func(k string, r *codec.Reader) error {
+		var err error
+		switch k {
+		case "spans":
+			h |= 1
+			red.Spans, err = integer(r, seq, "redacted.spans")
+		case "size":
+			h |= 2
+			red.Size, err = integer(r, seq, "redacted.size")
+		case "digest":
+			h |= 4
+			red.Digest, err = digest(r, seq, "redacted.digest")
+		default:
+			err = r.Skip(maxDepth)
+		}
+		return err
+	})
+	if err == nil {
+		err = h.missing(seq, "wire/request redacted", "spans", "size", "digest")
+	}
+	return &red, err
 }
 
 // DecodeResponse decodes a wire/response event.

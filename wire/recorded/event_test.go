@@ -39,6 +39,14 @@ func TestRoundTrip(t *testing.T) {
 	if got, err := recorded.DecodeRequest(&ev); err != nil || !reflect.DeepEqual(got, q) {
 		t.Errorf("request: %v\n got %+v\nwant %+v", err, got, q)
 	}
+	q.Redacted = &recorded.Redaction{Spans: 2, Size: 1, Digest: recorded.Sum([]byte("a"))}
+	ev = event(t, recorded.TypeRequest, q.AppendData)
+	if got, err := recorded.DecodeRequest(&ev); err != nil || !reflect.DeepEqual(got, q) {
+		t.Errorf("redacted request: %v\n got %+v\nwant %+v", err, got, q)
+	}
+	if size, d := q.Recorded(); size != 1 || d != recorded.Sum([]byte("a")) {
+		t.Errorf("Recorded: %d %s", size, d)
+	}
 	for _, p := range []recorded.Response{
 		{Request: 3, Status: 200, Headers: []recorded.Field{{Name: "request-id", Value: "r1"}}, Body: true,
 			Chunks: []recorded.Run{{Seq: 6, N: 1}}, Size: 1, Digest: recorded.Sum([]byte("x")), Streamed: true, Cut: recorded.CutClient},
@@ -102,6 +110,18 @@ func TestDecodeRefuses(t *testing.T) {
 			o.Int("size", -1)
 		}},
 		{recorded.TypeResponse, func(o *codec.Object) { o.Int("request", 1).Str("status", "200") }},
+		{recorded.TypeRequest, func(o *codec.Object) {
+			q := recorded.Request{}
+			q.AppendData(o)
+			var red codec.Object
+			red.Int("spans", 1).Int("size", 3)
+			o.Value("redacted", red.Bytes())
+		}},
+		{recorded.TypeRequest, func(o *codec.Object) {
+			q := recorded.Request{}
+			q.AppendData(o)
+			o.Str("redacted", "yes")
+		}},
 		// Chunk lists: runs of [seq,n] before the record (at seq 7).
 		{recorded.TypeRequest, runsOf(`["` + recorded.Sum(nil).String() + `"]`)}, // a digest list
 		{recorded.TypeRequest, runsOf(`[[1]]`)},

@@ -27,10 +27,14 @@ type Exchange struct {
 // Problem is something a session's wire events break: a finding, or a
 // warning (an exchange without an answer, which a crash or a live stream
 // leaves). Messages name seqs, sizes and digest prefixes, never content.
+// A Redacted problem is no break: a wire/request whose recorded body was
+// redacted, whose digest (of the body sent) cannot be checked; the
+// checker says how much it weighs (verify: a finding under --strict).
 type Problem struct {
-	Seq     int64
-	Warning bool
-	Message string
+	Seq      int64
+	Warning  bool
+	Redacted bool
+	Message  string
 }
 
 // Session reads a session's events in seq order (Add), keeps the bytes of
@@ -84,7 +88,19 @@ func (s *Session) Add(ev *codec.Event) []Problem {
 		if err != nil {
 			return []Problem{{Seq: ev.Seq, Message: err.Error()}}
 		}
-		return s.body(ev.Seq, "wire/request", q.Chunks, q.Size, q.Digest)
+		size, d := q.Recorded()
+		ps := s.body(ev.Seq, "wire/request", q.Chunks, size, d)
+		switch red := q.Redacted; {
+		case red == nil:
+		case red.Digest != q.Digest || red.Size != q.Size:
+			ps = append(ps, Problem{Seq: ev.Seq, Redacted: true, Message: fmt.Sprintf(
+				"digest not checkable (redacted content): %d spans of the recorded request were redacted; its chunks hold the %d bytes recorded, the digest %s… is of the %d bytes sent",
+				red.Spans, red.Size, q.Digest.Short(), q.Size)})
+		default:
+			ps = append(ps, Problem{Seq: ev.Seq, Redacted: true, Message: fmt.Sprintf(
+				"%d spans of the recorded request's path or header values were redacted; its body is recorded as sent (digest checked)", red.Spans)})
+		}
+		return ps
 	case TypeResponse:
 		p, err := DecodeResponse(ev)
 		if err != nil {

@@ -2,6 +2,7 @@ package recorded_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,54 @@ func TestSessionRuns(t *testing.T) {
 			}
 			if err := s.WriteBody(&bytes.Buffer{}, s.Exchanges()[1].Request.Chunks); tt.name != "past the size" && tt.name != "digest" && err == nil {
 				t.Error("WriteBody of a body with a missing chunk: no error")
+			}
+		})
+	}
+}
+
+// TestSessionRedacted: a redacted wire/request's chunks are checked
+// against its redacted member's size and digest; the digest of the body
+// sent is reported not checkable (a Redacted problem, no finding), and a
+// redaction of the path or headers alone keeps the body's digest checked.
+func TestSessionRedacted(t *testing.T) {
+	sent, rec := `{"k":"sk-secret"}`, `{"k":"[REDACTED]"}`
+	redacted := func(seq int64, body string, red recorded.Redaction) codec.Event {
+		q := recorded.Request{API: "other", Method: "POST", Path: "/", Chunks: []recorded.Run{{Seq: 0, N: 1}},
+			Size: int64(len(sent)), Digest: recorded.Sum([]byte(sent)), Redacted: &red}
+		if body == sent {
+			q.Size, q.Digest = int64(len(body)), recorded.Sum([]byte(body))
+		}
+		return at(t, recorded.TypeRequest, seq, q.AppendData)
+	}
+	for _, tt := range []struct {
+		name  string
+		chunk string
+		red   recorded.Redaction
+		want  []string // the problems' messages, in order; "!" marks a finding
+	}{
+		{"body", rec, recorded.Redaction{Spans: 1, Size: int64(len(rec)), Digest: recorded.Sum([]byte(rec))},
+			[]string{"digest not checkable (redacted content): 1 spans"}},
+		{"path alone", sent, recorded.Redaction{Spans: 2, Size: int64(len(sent)), Digest: recorded.Sum([]byte(sent))},
+			[]string{"2 spans of the recorded request's path or header values were redacted"}},
+		{"chunks not the redacted body", rec, recorded.Redaction{Spans: 1, Size: int64(len(rec)), Digest: recorded.Sum([]byte("x"))},
+			[]string{"!chunks' digest is", "digest not checkable"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var s recorded.Session
+			c := chunkAt(t, 0, tt.chunk)
+			r := redacted(1, tt.chunk, tt.red)
+			probs := append(s.Add(&c), s.Add(&r)...)
+			if len(probs) != len(tt.want) {
+				t.Fatalf("problems %v, want %d", probs, len(tt.want))
+			}
+			for i, w := range tt.want {
+				finding := strings.HasPrefix(w, "!")
+				if p := probs[i]; !strings.Contains(p.Message, strings.TrimPrefix(w, "!")) || p.Redacted == finding || p.Warning {
+					t.Errorf("problem %d: %+v, want %q", i, p, w)
+				}
+			}
+			if strings.Contains(fmt.Sprint(probs), "sk-secret") {
+				t.Error("a message holds content")
 			}
 		})
 	}
