@@ -1,6 +1,10 @@
 package codec
 
-import "github.com/cockroachdb/errors"
+import (
+	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
+)
 
 var (
 	// ErrCorrupt marks stored bytes that fail validation: a record whose
@@ -18,15 +22,15 @@ var (
 
 // corruptf returns an error marked ErrCorrupt, created one frame up.
 func corruptf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
 }
 
 // invalidf returns an error marked ErrInvalid, created one frame up.
 func invalidf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
 }
 
 // unsupportedf returns an error marked ErrUnsupported, created one frame up.
 func unsupportedf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrUnsupported)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrUnsupported)
 }

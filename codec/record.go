@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // RecordVersion is the format-version byte of an uncompressed record:
@@ -96,7 +98,7 @@ func Unframe(rec []byte, max int) ([]byte, error) {
 func ValidateValue(mp []byte) error {
 	r := Reader{b: mp}
 	if err := r.validate(maxStoredDepth); err != nil {
-		return errors.Mark(errors.Wrapf(err, "codec: payload byte %d", errors.Safe(r.off)), ErrCorrupt)
+		return errclass.Mark(errors.Wrapf(err, "codec: payload byte %d", errors.Safe(r.off)), ErrCorrupt)
 	}
 	if r.Len() != 0 {
 		return corruptf("codec: %d trailing bytes after the payload", errors.Safe(r.Len()))

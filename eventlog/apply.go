@@ -7,6 +7,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/sessionlog/sessionlog/eventlog/wal"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Applying the write-ahead log to the tree.
@@ -258,7 +260,7 @@ func (l *Log) openWAL() error {
 // walError classifies an error of the wal package.
 func walError(err error, dir string) error {
 	if errors.Is(err, wal.ErrCorrupt) {
-		return errors.WithHint(errors.Mark(errors.Wrapf(err, "eventlog: write-ahead log %s", errors.Safe(dir)), ErrCorrupt),
+		return errors.WithHint(errclass.Mark(errors.Wrapf(err, "eventlog: write-ahead log %s", errors.Safe(dir)), ErrCorrupt),
 			"'logtool verify' names the damage, 'logtool salvage' copies out what still verifies")
 	}
 	return errors.Wrapf(err, "eventlog: write-ahead log %s", errors.Safe(dir))

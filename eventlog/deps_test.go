@@ -23,6 +23,7 @@ func TestDeps(t *testing.T) {
 		"go.opentelemetry.io/otel/metric":                        "the metric API (no SDK)",
 		"github.com/sessionlog/sessionlog/internal/sessioncache": "the validator cache and writer locks",
 		"github.com/sessionlog/sessionlog/internal/observe":      "logger and metric setup shared with loop",
+		"github.com/sessionlog/sessionlog/internal/errclass":     "error classes that both errors packages see",
 	}
 	tests := []struct {
 		name, dir string

@@ -4,6 +4,8 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Error classes (SPEC §11). Every error the package returns that belongs to
@@ -52,27 +54,27 @@ var (
 
 // corruptf returns an error marked ErrCorrupt, created one frame up.
 func corruptf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
 }
 
 // invalidf returns an error marked ErrInvalid, created one frame up.
 func invalidf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
 }
 
 // conflictf returns an error marked ErrConflict, created one frame up.
 func conflictf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrConflict)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrConflict)
 }
 
 // notFoundf returns an error marked ErrNotFound, created one frame up.
 func notFoundf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrNotFound)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrNotFound)
 }
 
 // unsupportedf returns an error marked ErrUnsupported, created one frame up.
 func unsupportedf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrUnsupported)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrUnsupported)
 }
 
 // asInvalid reclassifies err, a refusal of bytes or events handed in by a
@@ -85,11 +87,11 @@ func asInvalid(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrCorrupt):
-		return codec.KeepPlace(err, errors.Mark(errors.Handled(err), ErrInvalid))
+		return codec.KeepPlace(err, errclass.Mark(errors.Handled(err), ErrInvalid))
 	case errors.IsAny(err, ErrInvalid, ErrUnsupported):
 		return err
 	}
-	return errors.Mark(err, ErrInvalid)
+	return errclass.Mark(err, ErrInvalid)
 }
 
 // asCorrupt reclassifies err, a failure to decode stored bytes, as
@@ -100,14 +102,14 @@ func asCorrupt(err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrInvalid):
-		return codec.KeepPlace(err, errors.Mark(errors.Handled(err), ErrCorrupt))
+		return codec.KeepPlace(err, errclass.Mark(errors.Handled(err), ErrCorrupt))
 	case errors.IsAny(err, ErrCorrupt, ErrUnsupported):
 		return err
 	}
-	return errors.Mark(err, ErrCorrupt)
+	return errclass.Mark(err, ErrCorrupt)
 }
 
 // noSession is the ErrNotFound error for a session id.
 func noSession(id string) error {
-	return codec.NamesSession(errors.Mark(errors.NewWithDepthf(1, "eventlog: no session %q", errors.Safe(id)), ErrNotFound))
+	return codec.NamesSession(errclass.Mark(errors.NewWithDepthf(1, "eventlog: no session %q", errors.Safe(id)), ErrNotFound))
 }

@@ -9,6 +9,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Reads go in chunks: each chunk is one read transaction that copies at
@@ -67,7 +69,7 @@ type iterator struct {
 // the session and seq. Errors are sticky.
 func (it *iterator) Next() (codec.Event, error) {
 	if it.closed {
-		return codec.Event{}, errors.Mark(errors.Newf("eventlog: scan of session %q: iterator is closed",
+		return codec.Event{}, errclass.Mark(errors.Newf("eventlog: scan of session %q: iterator is closed",
 			errors.Safe(it.session)), ErrClosed)
 	}
 	if it.err != nil {

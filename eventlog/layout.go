@@ -9,6 +9,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog/layout"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Bucket names and keys, as bbolt takes them: package layout's frozen
@@ -107,13 +109,13 @@ func decodeStrict(payload []byte, v interface{}, strict bool) (int, error) {
 	dec := msgpack.NewDecoder(r)
 	n, err := dec.DecodeMapLen()
 	if err != nil {
-		return 0, errors.Mark(errors.Wrap(err, "eventlog: engine record is not a map"), ErrCorrupt)
+		return 0, errclass.Mark(errors.Wrap(err, "eventlog: engine record is not a map"), ErrCorrupt)
 	}
 	r.Reset(payload)
 	dec.Reset(r)
 	dec.DisallowUnknownFields(strict)
 	if err := dec.Decode(v); err != nil {
-		return 0, errors.Mark(errors.Wrap(err, "eventlog: decode engine record"), ErrCorrupt)
+		return 0, errclass.Mark(errors.Wrap(err, "eventlog: decode engine record"), ErrCorrupt)
 	}
 	if r.Len() != 0 {
 		return 0, corruptf("eventlog: %d trailing bytes after the engine record", errors.Safe(r.Len()))

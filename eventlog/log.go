@@ -17,6 +17,8 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog/wal"
 	"github.com/sessionlog/sessionlog/internal/sessioncache"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Log is the embedded Store: one bbolt file holding any number of
@@ -325,11 +327,11 @@ func openBolt(path string, o Options, mmapSize int) (*bolt.DB, error) {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, errors.WithHint(
-			errors.Mark(errors.Newf("eventlog: store %s is locked by another process (waited %s)",
+			errclass.Mark(errors.Newf("eventlog: store %s is locked by another process (waited %s)",
 				errors.Safe(path), errors.Safe(o.LockTimeout)), ErrLocked),
 			"another logtool or host holds it; retry when it is done")
 	case errors.IsAny(err, berrors.ErrInvalid, berrors.ErrVersionMismatch, berrors.ErrChecksum):
-		return nil, errors.WithHint(errors.Mark(errors.Wrapf(err, "eventlog: %s is not a session store or is damaged",
+		return nil, errors.WithHint(errclass.Mark(errors.Wrapf(err, "eventlog: %s is not a session store or is damaged",
 			errors.Safe(path)), ErrCorrupt), "if it is a damaged store, 'logtool salvage' copies out what still verifies")
 	case errors.Is(err, ErrCorrupt):
 		return nil, errors.Wrapf(err, "eventlog: open %s", errors.Safe(path))
@@ -495,7 +497,7 @@ func (l *Log) begin() error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed {
-		return errors.Mark(errors.NewWithDepthf(1, "eventlog: store %s is closed", errors.Safe(l.path)), ErrClosed)
+		return errclass.Mark(errors.NewWithDepthf(1, "eventlog: store %s is closed", errors.Safe(l.path)), ErrClosed)
 	}
 	l.ops.Add(1)
 	return nil
@@ -508,7 +510,7 @@ func (l *Log) beginWrite() error {
 	}
 	if l.readOnly {
 		l.ops.Done()
-		return errors.Mark(errors.NewWithDepthf(1, "eventlog: store %s is open read-only", errors.Safe(l.path)), ErrReadOnly)
+		return errclass.Mark(errors.NewWithDepthf(1, "eventlog: store %s is open read-only", errors.Safe(l.path)), ErrReadOnly)
 	}
 	return nil
 }

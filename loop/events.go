@@ -3,6 +3,8 @@ package loop
 import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // The data objects of the events the loop writes, in SPEC §2.5's key
@@ -104,7 +106,7 @@ func contentOf(js []byte) ([]byte, error) {
 	}
 	t, err := codec.NewReader(mp).Next()
 	if err != nil || t.Kind != codec.KindArray {
-		return nil, errors.Mark(errors.New("loop: content is not an array"), codec.ErrInvalid)
+		return nil, errclass.Mark(errors.New("loop: content is not an array"), codec.ErrInvalid)
 	}
 	return mp, nil
 }

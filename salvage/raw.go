@@ -18,6 +18,8 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/layout"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // File is a store file opened directly with bbolt, read-only, as a Source
@@ -99,7 +101,7 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, errors.Mark(errors.Newf("salvage: no store at %s", errors.Safe(path)), eventlog.ErrNotFound)
+		return nil, errclass.Mark(errors.Newf("salvage: no store at %s", errors.Safe(path)), eventlog.ErrNotFound)
 	case err != nil:
 		return nil, errors.Wrapf(err, "salvage: open %s", errors.Safe(path))
 	}
@@ -119,7 +121,7 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 	if err := protect("store size", func() error {
 		return db.View(func(tx *bolt.Tx) error { need = tx.Size(); return nil })
 	}); err != nil {
-		return nil, errors.CombineErrors(errors.Mark(err, eventlog.ErrCorrupt), db.Close())
+		return nil, errors.CombineErrors(errclass.Mark(err, eventlog.ErrCorrupt), db.Close())
 	}
 	if need > fi.Size() && need <= 1<<40 {
 		if err := db.Close(); err != nil {
@@ -160,7 +162,7 @@ func (f *File) damaged(id string, from int64) error {
 		if f.damage.Store == nil {
 			err = errors.Wrapf(err, "salvage: session %q", errors.Safe(id))
 		}
-		return errors.Mark(err, ErrDamaged)
+		return errclass.Mark(err, ErrDamaged)
 	}
 	return nil
 }
@@ -177,10 +179,10 @@ func openRaw(path string, o FileOptions, mmapSize int) (*bolt.DB, error) {
 	case err == nil:
 		return db, nil
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, errors.Mark(errors.Newf("salvage: store %s is locked by another process (waited %s)",
+		return nil, errclass.Mark(errors.Newf("salvage: store %s is locked by another process (waited %s)",
 			errors.Safe(path), errors.Safe(o.LockTimeout)), eventlog.ErrLocked)
 	}
-	return nil, errors.Mark(errors.Wrapf(err, "salvage: %s is not a session store or is damaged beyond bbolt's meta pages",
+	return nil, errclass.Mark(errors.Wrapf(err, "salvage: %s is not a session store or is damaged beyond bbolt's meta pages",
 		errors.Safe(path)), eventlog.ErrCorrupt)
 }
 
@@ -212,7 +214,7 @@ func (f *File) readFormat() error {
 		if m, err = eventlog.DecodeMetaRecord(rec); err == nil {
 			f.format = m.Format
 		} else {
-			err = errors.Mark(err, ErrDamaged)
+			err = errclass.Mark(err, ErrDamaged)
 		}
 	}
 	switch {
@@ -220,7 +222,7 @@ func (f *File) readFormat() error {
 		f.formatErr = errors.Wrapf(err, "salvage: %s: the format record is unreadable; reading it as format %d",
 			errors.Safe(f.path), errors.Safe(eventlog.FormatVersion))
 	case f.format > eventlog.FormatVersion:
-		return errors.Mark(errors.Newf("salvage: store format %d is newer than this program's %d",
+		return errclass.Mark(errors.Newf("salvage: store format %d is newer than this program's %d",
 			errors.Safe(f.format), errors.Safe(eventlog.FormatVersion)), eventlog.ErrUnsupported)
 	}
 	return nil
@@ -250,7 +252,7 @@ func openFound(path string, o FileOptions, openErr error) (*File, error) {
 	}
 	defer src.Close()
 	if err := lockShared(src, o.LockTimeout); err != nil {
-		return nil, errors.Mark(errors.Newf("salvage: store %s is locked by another process (waited %s)",
+		return nil, errclass.Mark(errors.Newf("salvage: store %s is locked by another process (waited %s)",
 			errors.Safe(path), errors.Safe(o.LockTimeout)), eventlog.ErrLocked)
 	}
 	fi, err := src.Stat()
@@ -313,7 +315,7 @@ func (f *File) SessionIDs(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if err := f.damage.Store; err != nil {
-		return nil, errors.Wrap(errors.Mark(err, ErrDamaged), "salvage: list sessions")
+		return nil, errors.Wrap(errclass.Mark(err, ErrDamaged), "salvage: list sessions")
 	}
 	var ids []string
 	err := f.view("list sessions", func(tx *bolt.Tx) error {
@@ -341,7 +343,7 @@ func session(tx *bolt.Tx, id string) (*bolt.Bucket, error) {
 		if ss.Get([]byte(id)) != nil {
 			return nil, damagedf("salvage: sessions/%q is a value, not a session bucket", errors.Safe(id))
 		}
-		return nil, errors.Mark(errors.Newf("salvage: no session %q", errors.Safe(id)), eventlog.ErrNotFound)
+		return nil, errclass.Mark(errors.Newf("salvage: no session %q", errors.Safe(id)), eventlog.ErrNotFound)
 	}
 	return b, nil
 }
@@ -397,7 +399,7 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 		v := f.headValue(b, id)
 		switch {
 		case v == nil && b.Get(rawStaging) != nil:
-			return errors.Mark(errors.Newf("salvage: session %q was never published: an import or fork did not finish",
+			return errclass.Mark(errors.Newf("salvage: session %q was never published: an import or fork did not finish",
 				errors.Safe(id)), ErrUnpublished)
 		case v == nil:
 			return damagedf("salvage: session %q has no head record", errors.Safe(id))
@@ -417,7 +419,7 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 	}
 	h, err := eventlog.DecodeHeadRecord(headRec)
 	if err != nil {
-		return eventlog.Head{}, errors.Mark(errors.Wrapf(err, "salvage: session %q: head record", errors.Safe(id)), ErrDamaged)
+		return eventlog.Head{}, errclass.Mark(errors.Wrapf(err, "salvage: session %q: head record", errors.Safe(id)), ErrDamaged)
 	}
 	out := eventlog.Head{Header: hdr, Next: h.Next, Turns: h.Turns, LastTime: h.LastTime, StoredBytes: h.Stored}
 	copy(out.Chain[:], h.Chain)
@@ -431,7 +433,7 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 // stops the walk with an error.
 func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq int64, rec []byte) error) error {
 	if from < 0 {
-		return errors.Mark(errors.Newf("salvage: records of session %q from seq %d", errors.Safe(id), errors.Safe(from)), eventlog.ErrInvalid)
+		return errclass.Mark(errors.Newf("salvage: records of session %q from seq %d", errors.Safe(id), errors.Safe(from)), eventlog.ErrInvalid)
 	}
 	next := from
 	for {

@@ -11,6 +11,8 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/rebuild"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Source is the damaged store salvage reads. *eventlog.Log (opened
@@ -237,7 +239,7 @@ func decodeHeader(id string, rec []byte) (codec.SessionHeader, error) {
 	}
 	h, err := codec.DecodeSessionHeader(payload)
 	if err != nil {
-		return codec.SessionHeader{}, errors.Mark(errors.Wrapf(err, "salvage: session %q: header record", errors.Safe(id)), ErrDamaged)
+		return codec.SessionHeader{}, errclass.Mark(errors.Wrapf(err, "salvage: session %q: header record", errors.Safe(id)), ErrDamaged)
 	}
 	if h.ID != id {
 		return codec.SessionHeader{}, damagedf("salvage: session %q: its header record names session %q",
@@ -370,7 +372,7 @@ func (r *reader) check(rec record) (codec.Event, Cause, error) {
 	}
 	ev, err := codec.DecodeEvent(payload)
 	if err != nil {
-		return codec.Event{}, Decode, errors.Mark(errors.Wrapf(err, "salvage: session %q seq %d",
+		return codec.Event{}, Decode, errclass.Mark(errors.Wrapf(err, "salvage: session %q seq %d",
 			errors.Safe(r.id), errors.Safe(r.next)), ErrDamaged)
 	}
 	if ev.Seq != r.next {
@@ -378,7 +380,7 @@ func (r *reader) check(rec record) (codec.Event, Cause, error) {
 			errors.Safe(r.id), errors.Safe(r.next), errors.Safe(ev.Seq))
 	}
 	if err := r.fold.Add(&ev); err != nil {
-		return codec.Event{}, Fold, errors.Mark(errors.Wrapf(err, "salvage: session %q seq %d",
+		return codec.Event{}, Fold, errclass.Mark(errors.Wrapf(err, "salvage: session %q seq %d",
 			errors.Safe(r.id), errors.Safe(r.next)), ErrDamaged)
 	}
 	r.chain = eventlog.ChainNext(r.chain, payload)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/wal"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // The write-ahead log.
@@ -79,7 +81,7 @@ func ReadWAL(path string) (*WAL, error) {
 		if !errors.Is(err, eventlog.ErrCorrupt) {
 			return w, err
 		}
-		w.Damage = errors.Mark(errors.Wrap(err, "salvage: the write-ahead log is damaged; its writes after the damage are lost"), ErrDamaged)
+		w.Damage = errclass.Mark(errors.Wrap(err, "salvage: the write-ahead log is damaged; its writes after the damage are lost"), ErrDamaged)
 	}
 	for id, s := range w.sessions {
 		if s.headerRec != nil {
@@ -184,7 +186,7 @@ func (o *walOverlay) Head(ctx context.Context, id string) (eventlog.Head, error)
 	}
 	h, err := eventlog.DecodeHeadRecord(s.headRec)
 	if err != nil {
-		return eventlog.Head{}, errors.Mark(errors.Wrapf(err, "salvage: session %q: head record in the write-ahead log", errors.Safe(id)), ErrDamaged)
+		return eventlog.Head{}, errclass.Mark(errors.Wrapf(err, "salvage: session %q: head record in the write-ahead log", errors.Safe(id)), ErrDamaged)
 	}
 	out := eventlog.Head{Header: hdr, Next: h.Next, Turns: h.Turns, LastTime: h.LastTime, StoredBytes: h.Stored}
 	copy(out.Chain[:], h.Chain)

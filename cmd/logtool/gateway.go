@@ -14,6 +14,8 @@ import (
 	"github.com/sessionlog/sessionlog/gateway"
 	"github.com/sessionlog/sessionlog/internal/loopback"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // gatewayOptions are the flags of logtool gateway.
@@ -111,13 +113,13 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 	for _, s := range opts.upstreams {
 		u, err := gateway.ParseUpstream(s)
 		if err != nil {
-			return errors.Mark(err, ErrUsage)
+			return errclass.Mark(err, ErrUsage)
 		}
 		ups = append(ups, u)
 	}
 	for _, h := range opts.recordHeaders {
 		if err := gateway.CheckRecordHeader(h); err != nil {
-			return errors.Mark(err, ErrUsage)
+			return errclass.Mark(err, ErrUsage)
 		}
 	}
 	local := loopback.Addr(opts.listen)
@@ -153,7 +155,7 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 		Logger: logger})
 	if err != nil {
 		if errors.Is(err, gateway.ErrUsage) {
-			err = errors.Mark(err, ErrUsage)
+			err = errclass.Mark(err, ErrUsage)
 		}
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/pglog"
 	"github.com/sessionlog/sessionlog/internal/printable"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // store is an open eventlog store.
@@ -56,7 +58,7 @@ func (g *globalOptions) open(mode openMode) (store, error) {
 		g.warnMeta(st)
 		return st, nil
 	case mode != openCreate && errors.Is(err, eventlog.ErrNotFound):
-		return nil, errors.Mark(err, ErrNoStore)
+		return nil, errclass.Mark(err, ErrNoStore)
 	case errors.Is(err, eventlog.ErrLocked):
 		return nil, g.locked(err)
 	}
@@ -94,7 +96,7 @@ func (g *globalOptions) locked(err error) error {
 		// The store waited the one nanosecond that stands for "do not
 		// wait"; its "(waited 1ns)" would mislead.
 		return errors.WithHint(
-			errors.Mark(errors.Newf("store %s is locked by another process", errors.Safe(g.name())), eventlog.ErrLocked),
+			errclass.Mark(errors.Newf("store %s is locked by another process", errors.Safe(g.name())), eventlog.ErrLocked),
 			"another logtool or host holds it; --lock-timeout 0 tried once, --lock-timeout DURATION waits for it")
 	}
 	return errors.WithHintf(err, "--lock-timeout (now %s) sets how long to wait", errors.Safe(g.lockTimeout))
@@ -136,7 +138,7 @@ func (g *globalOptions) openURL(mode openMode) (store, error) {
 	o := &eventlog.Options{ReadOnly: mode == openRead, LockTimeout: max(g.lockTimeout, pglog.DefaultConnectTimeout)}
 	st, err := sessionlog.Open(g.db, o)
 	if err != nil && errors.Is(err, eventlog.ErrNotFound) {
-		return nil, errors.Mark(err, ErrNoStore)
+		return nil, errclass.Mark(err, ErrNoStore)
 	}
 	return st, err
 }
@@ -173,7 +175,7 @@ func sessionHead(ctx context.Context, st store, db, id string) (eventlog.Head, e
 	h, err := st.Head(ctx, id)
 	if errors.Is(err, eventlog.ErrNotFound) {
 		return h, errors.WithHint(
-			errors.Mark(errors.Newf("no session %s in %s", errors.Safe(printable.ID(id)), errors.Safe(db)), eventlog.ErrNotFound),
+			errclass.Mark(errors.Newf("no session %s in %s", errors.Safe(printable.ID(id)), errors.Safe(db)), eventlog.ErrNotFound),
 			"'logtool ls' lists the sessions in the store")
 	}
 	return h, errors.Wrapf(err, "session %s", errors.Safe(printable.ID(id)))

@@ -12,6 +12,8 @@ import (
 	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/verify"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // verifyOptions are the flags of logtool verify.
@@ -160,7 +162,7 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 		return missing[len(missing)-1]
 	}
 	if findings > 0 {
-		return errors.Mark(errors.Newf("verify: %s", errors.Safe(count(findings, "finding", "findings"))), ErrFindings)
+		return errclass.Mark(errors.Newf("verify: %s", errors.Safe(count(findings, "finding", "findings"))), ErrFindings)
 	}
 	return nil
 }

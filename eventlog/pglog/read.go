@@ -13,6 +13,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Reads go in pages: each page is one short query of at most pageRecords
@@ -52,9 +54,9 @@ func scanHead(row pgx.Row) (eventlog.Head, error) {
 	hdr, err := codec.DecodeSessionHeader(payload)
 	if err != nil {
 		if errors.Is(err, eventlog.ErrInvalid) {
-			err = errors.Mark(errors.Handled(err), eventlog.ErrCorrupt)
+			err = errclass.Mark(errors.Handled(err), eventlog.ErrCorrupt)
 		} else if !errors.IsAny(err, eventlog.ErrCorrupt, eventlog.ErrUnsupported) {
-			err = errors.Mark(err, eventlog.ErrCorrupt)
+			err = errclass.Mark(err, eventlog.ErrCorrupt)
 		}
 		return eventlog.Head{}, errors.Wrapf(err, "session %q: header record", errors.Safe(id))
 	}
@@ -245,7 +247,7 @@ type iterator struct {
 // the session and seq. Errors are sticky.
 func (it *iterator) Next() (codec.Event, error) {
 	if it.closed {
-		return codec.Event{}, errors.Mark(errors.Newf("pglog: scan of session %q: iterator is closed",
+		return codec.Event{}, errclass.Mark(errors.Newf("pglog: scan of session %q: iterator is closed",
 			errors.Safe(it.session)), eventlog.ErrClosed)
 	}
 	if it.err != nil {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/sessioncache"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Store is the PostgreSQL Store (SPEC §8.6): sessions in three tables of
@@ -216,7 +218,7 @@ func (s *Store) begin() error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
-		return errors.Mark(errors.NewWithDepthf(1, "pglog: store %s is closed", errors.Safe(s.target)), eventlog.ErrClosed)
+		return errclass.Mark(errors.NewWithDepthf(1, "pglog: store %s is closed", errors.Safe(s.target)), eventlog.ErrClosed)
 	}
 	s.ops.Add(1)
 	return nil
@@ -229,7 +231,7 @@ func (s *Store) beginWrite() error {
 	}
 	if s.readOnly {
 		s.ops.Done()
-		return errors.Mark(errors.NewWithDepthf(1, "pglog: store %s is open read-only", errors.Safe(s.target)), eventlog.ErrReadOnly)
+		return errclass.Mark(errors.NewWithDepthf(1, "pglog: store %s is open read-only", errors.Safe(s.target)), eventlog.ErrReadOnly)
 	}
 	return nil
 }

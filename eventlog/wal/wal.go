@@ -8,6 +8,8 @@ import (
 	"syscall"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Options configure a WAL opened for writing.
@@ -118,7 +120,7 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 	case w.closed:
 		return 0, errors.Wrapf(ErrClosed, "wal: append to %s", errors.Safe(w.dir))
 	case w.broken != nil:
-		return 0, errors.Mark(errors.Wrapf(w.broken, "wal: %s refuses appends after a failed write", errors.Safe(w.dir)), ErrBroken)
+		return 0, errclass.Mark(errors.Wrapf(w.broken, "wal: %s refuses appends after a failed write", errors.Safe(w.dir)), ErrBroken)
 	case len(payload) > MaxPayload:
 		return 0, errors.Wrapf(ErrTooLarge, "wal: payload of %d bytes, at most %d", errors.Safe(len(payload)), errors.Safe(MaxPayload))
 	}
@@ -126,12 +128,12 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 	if w.f == nil || (w.pos > headerSize && w.pos+n > w.opts.SegmentSize) {
 		if err := w.cut(); err != nil {
 			w.broken = err
-			return 0, errors.Mark(err, ErrBroken)
+			return 0, errclass.Mark(err, ErrBroken)
 		}
 	}
 	if err := w.prefill(w.pos + n); err != nil {
 		w.broken = err
-		return 0, errors.Mark(err, ErrBroken)
+		return 0, errclass.Mark(err, ErrBroken)
 	}
 	lsn := w.next
 	var crc uint32
@@ -142,7 +144,7 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 	}
 	if err != nil {
 		w.broken = errors.Wrapf(err, "wal: write lsn %d at %s@%d", errors.Safe(lsn), errors.Safe(filepath.Base(w.f.Name())), errors.Safe(w.pos))
-		return 0, errors.Mark(w.broken, ErrBroken)
+		return 0, errclass.Mark(w.broken, ErrBroken)
 	}
 	if cap(w.buf) > 1<<20 {
 		w.buf = nil // do not pin a large record's buffer

@@ -24,6 +24,8 @@ import (
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/provider"
 	"github.com/sessionlog/sessionlog/wire"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 func main() {
@@ -67,10 +69,10 @@ func parse(args []string, stdin io.Reader, stderr io.Writer) (config, error) {
 			fmt.Fprintln(stderr, usage)
 			fl.PrintDefaults()
 		}
-		return c, errors.Mark(err, errUsage)
+		return c, errclass.Mark(err, errUsage)
 	}
 	if c.provider == "" || c.baseURL == "" || c.model == "" {
-		return c, errors.Mark(errors.New("--provider, --base-url and --model are required"), errUsage)
+		return c, errclass.Mark(errors.New("--provider, --base-url and --model are required"), errUsage)
 	}
 	if c.keyEnv == "" {
 		c.keyEnv = defaultKeyEnv[c.provider]
@@ -84,7 +86,7 @@ func parse(args []string, stdin io.Reader, stderr io.Writer) (config, error) {
 		c.prompt = strings.TrimSpace(string(b))
 	}
 	if c.prompt == "" {
-		return c, errors.Mark(errors.New("no prompt (give it as arguments or on standard input)"), errUsage)
+		return c, errclass.Mark(errors.New("no prompt (give it as arguments or on standard input)"), errUsage)
 	}
 	return c, nil
 }
