@@ -15,8 +15,8 @@
 //     implementation on one bbolt file: atomic appends with optimistic
 //     concurrency, atomic imports, forks, ordered scans and a chain hash
 //     per session. Package eventlog/eventlogtest is the conformance suite;
-//     eventlog/layout is the one definition of the on-disk names and
-//     records, which salvage reads through too; package eventlog/pglog is
+//     internal/boltfmt is the one home of the bbolt format (names,
+//     records, pages), which salvage reads through too; eventlog/pglog is
 //     the same Store on PostgreSQL, shared by a fleet of hosts (Open takes
 //     a postgres:// URL).
 //   - header: the request header (system prompt, tools, call config,

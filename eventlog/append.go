@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 )
 
 // maxPayload bounds an event payload so that its record stays readable
@@ -146,13 +147,13 @@ func (l *Log) createChecked(ctx context.Context, hdr codec.SessionHeader) error 
 	}
 	headerRec := codec.EncodeRecord(nil, hdr.Raw)
 	head := Head{Header: hdr, LastTime: hdr.CreatedAt, Chain: ChainStart(headerRec)}
-	headRec, err := encodeEngineRecord(fromHead(&head))
+	headRec, err := boltfmt.EncodeEngineRecord(fromHead(&head))
 	if err != nil {
 		return err
 	}
 	err = l.commit(&commitReq{
 		size:  len(headerRec) + len(headRec),
-		op:    walOp{id: id, headerRec: headerRec, headRec: headRec},
+		op:    walOp{ID: id, HeaderRec: headerRec, HeadRec: headRec},
 		check: func() error { return l.checkNew(id) },
 	})
 	if err != nil {
@@ -264,7 +265,7 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 	head.Next += int64(len(decoded))
 	head.LastTime = decoded[len(decoded)-1].Time
 	head.Chain = ch.c
-	headRec, err := encodeEngineRecord(fromHead(&head))
+	headRec, err := boltfmt.EncodeEngineRecord(fromHead(&head))
 	if err != nil {
 		l.cache.Remove(session)
 		return err
@@ -273,7 +274,7 @@ func (l *Log) append(ctx context.Context, session string, events []codec.Event) 
 	err = l.commit(&commitReq{
 		size:   size,
 		events: len(decoded),
-		op:     walOp{id: session, first: first, recs: recs, headRec: headRec},
+		op:     walOp{ID: session, First: first, Recs: recs, HeadRec: headRec},
 		check: func() error {
 			cur, err := l.headRecord(session)
 			if err != nil {
@@ -328,7 +329,7 @@ func (l *Log) headRecord(id string) ([]byte, error) {
 		if b == nil {
 			return noSession(id)
 		}
-		rec = clone(b.Get(keyHead))
+		rec = clone(b.Get(boltfmt.KeyHead))
 		return nil
 	})
 	return rec, err

@@ -7,8 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/sessionlog/sessionlog/eventlog/wal"
-
-	"github.com/sessionlog/sessionlog/internal/errclass"
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 )
 
 // Applying the write-ahead log to the tree.
@@ -46,7 +45,7 @@ var (
 // WALDir is the directory of the store's write-ahead log segments: the
 // store's path with "-wal" appended. It exists while the store is open
 // for writing, and after a crash until the next read-write Open.
-func WALDir(path string) string { return path + "-wal" }
+func WALDir(path string) string { return boltfmt.WALDir(path) }
 
 // applier runs apply rounds until stop is closed, then applies what is
 // left.
@@ -88,17 +87,17 @@ func (l *Log) applyRound() error {
 	if len(entries) == 0 {
 		return nil
 	}
-	last := entries[len(entries)-1].lsn
+	last := entries[len(entries)-1].LSN
 	var bytes int64
 	for i := range entries {
-		bytes += entries[i].size
+		bytes += entries[i].Size
 	}
 	l.obs.log.Debug("eventlog: apply round begins", "path", l.path, "records", len(entries), "lsn", last)
 	start := time.Now()
 	err := l.update(func(tx *bolt.Tx) error {
 		for i := range entries {
-			for j := range entries[i].ops {
-				if err := applyOp(tx, entries[i].lsn, &entries[i].ops[j]); err != nil {
+			for j := range entries[i].Ops {
+				if err := applyOp(tx, entries[i].LSN, &entries[i].Ops[j]); err != nil {
 					return err
 				}
 			}
@@ -139,54 +138,54 @@ func (l *Log) applyFailed() error {
 // applyOp writes one op into the tree, checking that it continues what
 // the tree holds.
 func applyOp(tx *bolt.Tx, lsn uint64, op *walOp) error {
-	ss := tx.Bucket(bucketSessions)
-	if op.headerRec != nil {
-		if ss.Get([]byte(op.id)) != nil || ss.Bucket([]byte(op.id)) != nil {
+	ss := tx.Bucket(boltfmt.BucketSessions)
+	if op.HeaderRec != nil {
+		if ss.Get([]byte(op.ID)) != nil || ss.Bucket([]byte(op.ID)) != nil {
 			return corruptf("eventlog: write-ahead log record %d creates session %q, which the store holds already",
-				errors.Safe(lsn), errors.Safe(op.id))
+				errors.Safe(lsn), errors.Safe(op.ID))
 		}
-		b, err := ss.CreateBucket([]byte(op.id))
+		b, err := ss.CreateBucket([]byte(op.ID))
 		if err != nil {
-			return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(op.id))
+			return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(op.ID))
 		}
-		if _, err := b.CreateBucket(bucketEvents); err != nil {
-			return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(op.id))
+		if _, err := b.CreateBucket(boltfmt.BucketEvents); err != nil {
+			return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(op.ID))
 		}
-		if err := b.Put(keyHeader, op.headerRec); err != nil {
-			return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(op.id))
+		if err := b.Put(boltfmt.KeyHeader, op.HeaderRec); err != nil {
+			return errors.Wrapf(err, "eventlog: create session %q", errors.Safe(op.ID))
 		}
-		return errors.Wrapf(b.Put(keyHead, op.headRec), "eventlog: create session %q", errors.Safe(op.id))
+		return errors.Wrapf(b.Put(boltfmt.KeyHead, op.HeadRec), "eventlog: create session %q", errors.Safe(op.ID))
 	}
-	b := ss.Bucket([]byte(op.id))
+	b := ss.Bucket([]byte(op.ID))
 	if b == nil {
 		return corruptf("eventlog: write-ahead log record %d appends to session %q, which the store does not hold",
-			errors.Safe(lsn), errors.Safe(op.id))
+			errors.Safe(lsn), errors.Safe(op.ID))
 	}
-	hr, err := decodeHead(b.Get(keyHead))
+	hr, err := boltfmt.DecodeHead(b.Get(boltfmt.KeyHead))
 	if err != nil {
-		return errors.Wrapf(err, "eventlog: session %q: head record", errors.Safe(op.id))
+		return errors.Wrapf(err, "eventlog: session %q: head record", errors.Safe(op.ID))
 	}
-	if hr.Next != op.first {
+	if hr.Next != op.First {
 		return corruptf("eventlog: write-ahead log record %d appends seq %d to session %q, whose next seq is %d",
-			errors.Safe(lsn), errors.Safe(op.first), errors.Safe(op.id), errors.Safe(hr.Next))
+			errors.Safe(lsn), errors.Safe(op.First), errors.Safe(op.ID), errors.Safe(hr.Next))
 	}
-	eb, err := eventsBucket(b, op.id)
+	eb, err := eventsBucket(b, op.ID)
 	if err != nil {
 		return err
 	}
-	if err := putEvents(eb, op.id, op.first, op.recs); err != nil {
+	if err := boltfmt.PutEvents(eb, op.ID, op.First, op.Recs); err != nil {
 		return err
 	}
-	return errors.Wrapf(b.Put(keyHead, op.headRec), "eventlog: session %q head", errors.Safe(op.id))
+	return errors.Wrapf(b.Put(boltfmt.KeyHead, op.HeadRec), "eventlog: session %q head", errors.Safe(op.ID))
 }
 
 // putApplied records lsn as the last applied write-ahead log record.
 func putApplied(tx *bolt.Tx, lsn uint64) error {
-	rec, err := encodeEngineRecord(&walRecord{Applied: int64(lsn)})
+	rec, err := boltfmt.EncodeEngineRecord(&boltfmt.WALRecord{Applied: int64(lsn)})
 	if err != nil {
 		return err
 	}
-	return errors.Wrap(tx.Bucket(bucketMeta).Put(keyWAL, rec), "eventlog: write meta/wal")
+	return errors.Wrap(tx.Bucket(boltfmt.BucketMeta).Put(boltfmt.KeyWAL, rec), "eventlog: write meta/wal")
 }
 
 // readApplied returns the last applied lsn recorded in the tree (0 when
@@ -194,15 +193,15 @@ func putApplied(tx *bolt.Tx, lsn uint64) error {
 func (l *Log) readApplied() (uint64, error) {
 	var applied uint64
 	err := l.view(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
+		meta := tx.Bucket(boltfmt.BucketMeta)
 		if meta == nil {
 			return nil // an empty store opened read-only
 		}
-		rec := meta.Get(keyWAL)
+		rec := meta.Get(boltfmt.KeyWAL)
 		if rec == nil {
 			return nil
 		}
-		w, err := decodeWAL(rec)
+		w, err := boltfmt.DecodeWAL(rec)
 		if err != nil {
 			return errors.Wrap(err, "eventlog: meta/wal")
 		}
@@ -221,10 +220,10 @@ func (l *Log) openWAL() error {
 		return err
 	}
 	l.applied.Store(applied)
-	dir := WALDir(l.path)
+	dir := boltfmt.WALDir(l.path)
 	var rep wal.Report
 	replay := func(lsn uint64, payload []byte) error {
-		e, err := decodeWALEntry(lsn, append([]byte(nil), payload...))
+		e, err := boltfmt.DecodeEntry(lsn, append([]byte(nil), payload...))
 		if err != nil {
 			return err
 		}
@@ -241,7 +240,7 @@ func (l *Log) openWAL() error {
 		l.wal, rep, err = wal.Open(dir, applied, wal.Options{SegmentSize: l.opts.WAL.SegmentSize, NoSync: l.opts.NoSync, OnCut: onCut}, replay)
 	}
 	if err != nil {
-		return walError(err, dir)
+		return boltfmt.WALError(err, dir)
 	}
 	l.walReport = rep
 	if rep.TornBytes > 0 {
@@ -257,15 +256,6 @@ func (l *Log) openWAL() error {
 	return l.applyRound()
 }
 
-// walError classifies an error of the wal package.
-func walError(err error, dir string) error {
-	if errors.Is(err, wal.ErrCorrupt) {
-		return errors.WithHint(errclass.Mark(errors.Wrapf(err, "eventlog: write-ahead log %s", errors.Safe(dir)), ErrCorrupt),
-			"'logtool verify' names the damage, 'logtool salvage' copies out what still verifies")
-	}
-	return errors.Wrapf(err, "eventlog: write-ahead log %s", errors.Safe(dir))
-}
-
 // closeWAL stops the applier after a last round and, when everything is
 // applied, removes the log.
 func (l *Log) closeWAL() error {
@@ -277,7 +267,7 @@ func (l *Log) closeWAL() error {
 	err := l.applyFailed()
 	cerr := errors.Wrap(l.wal.Close(), "eventlog: close the write-ahead log")
 	if err == nil && cerr == nil && l.tails.size() == 0 && len(l.tails.pending()) == 0 {
-		err = errors.Wrap(wal.Remove(WALDir(l.path)), "eventlog: remove the applied write-ahead log")
+		err = errors.Wrap(wal.Remove(boltfmt.WALDir(l.path)), "eventlog: remove the applied write-ahead log")
 	}
 	return errors.CombineErrors(err, cerr)
 }

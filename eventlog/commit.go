@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 )
 
 // Group commit.
@@ -164,13 +166,13 @@ func (l *Log) runBatch(batch []*commitReq, errs []error) []error {
 			continue
 		}
 		if l.hookWrite != nil {
-			if errs[i] = l.hookWrite(r.op.id); errs[i] != nil {
+			if errs[i] = l.hookWrite(r.op.ID); errs[i] != nil {
 				continue
 			}
 		}
 		ops = append(ops, r.op)
 		events += r.events
-		size += r.op.size()
+		size += r.op.Size()
 	}
 	if len(ops) == 0 {
 		return errs
@@ -182,7 +184,7 @@ func (l *Log) runBatch(batch []*commitReq, errs []error) []error {
 		l.tails.waitBelow(max(limit-size, 0), func() bool { return l.applyFailed() != nil })
 		l.kickApplier()
 	}
-	l.walBuf = encodeWALEntry(l.walBuf[:0], ops)
+	l.walBuf = boltfmt.EncodeEntry(l.walBuf[:0], ops)
 	var t time.Time
 	if l.obs.on {
 		t = time.Now()
@@ -204,7 +206,7 @@ func (l *Log) runBatch(batch []*commitReq, errs []error) []error {
 		}
 		return errs
 	}
-	l.tails.add(walEntry{lsn: lsn, ops: ops, size: size})
+	l.tails.add(walEntry{LSN: lsn, Ops: ops, Size: size})
 	if l.tails.size() >= l.opts.WAL.ApplyBytes {
 		l.kickApplier()
 	}

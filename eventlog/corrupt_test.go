@@ -18,6 +18,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/eventlogtest"
+	"github.com/sessionlog/sessionlog/internal/boltfmt/bolttest"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
@@ -64,7 +65,7 @@ func damageStore(t *testing.T) string {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventlogtest.UnpackStore(t, path) // one record per key: damage to one is to one event
+	bolttest.UnpackStore(t, path) // one record per key: damage to one is to one event
 	return path
 }
 

@@ -14,7 +14,8 @@ func TestDeps(t *testing.T) {
 	allowed := map[string]string{
 		"github.com/sessionlog/sessionlog/codec":                 "the event model",
 		"github.com/sessionlog/sessionlog/eventlog":              "eventlogtest tests the Store",
-		"github.com/sessionlog/sessionlog/eventlog/layout":       "the frozen on-disk names and records",
+		"github.com/sessionlog/sessionlog/internal/boltfmt":      "the bbolt format, its one home",
+		"github.com/sessionlog/sessionlog/internal/atomicfile":   "SyncDir",
 		"github.com/sessionlog/sessionlog/eventlog/wal":          "the write-ahead log's files",
 		"github.com/cockroachdb/errors":                          "errors",
 		"github.com/vmihailenco/msgpack/v5":                      "engine records",

@@ -12,7 +12,7 @@
 //
 // The bucket names, keys and record layouts below are part of the on-disk
 // format and frozen; a change needs a new FormatVersion. Their one
-// definition is package eventlog/layout, which salvage reads through too.
+// definition is package internal/boltfmt, which salvage reads through too.
 //
 //	sessions.db                               the bbolt file (the tree)
 //	sessions.db-wal/                          the write-ahead log (package wal), while open
@@ -40,7 +40,7 @@
 // are stored in packs (codec.AppendPack, version 3): the payloads of
 // consecutive events, up to codec.PackTarget (4 KiB) of them, in one S2
 // block with codec's dictionary; the applier and Import fill a session's
-// last pack before they start a new one (pack.go). A pack is keyed by its
+// last pack before they start a new one (boltfmt.PutEvents). A pack is keyed by its
 // last event's seq, so a seek for any seq lands on the pack that holds it.
 // Stores of formats 1 and 2 hold one record per event, under its seq
 // (version 1, or 2: an S2 block of the payload); the readers take both,

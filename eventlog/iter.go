@@ -9,7 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/sessionlog/sessionlog/codec"
-
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
@@ -45,7 +45,7 @@ func (l *Log) Scan(ctx context.Context, session string, from int64) (Iterator, e
 	if err != nil {
 		return nil, errors.Wrapf(err, "eventlog: scan session %q", errors.Safe(session))
 	}
-	hr, err := decodeHead(headRec)
+	hr, err := boltfmt.DecodeHead(headRec)
 	if err != nil {
 		return nil, errors.Wrapf(err, "eventlog: scan session %q: head record", errors.Safe(session))
 	}
@@ -176,11 +176,11 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 		if err != nil {
 			return err
 		}
-		m := boundsOf(tx)
+		m := boltfmt.BoundsOf(tx)
 		out = make([][]byte, 0, min(chunkRecords, end-from))
 		size := 0
 		c := eb.Cursor()
-		// A value is keyed by its last seq (pack.go), so seeking from
+		// A value is keyed by its last seq (boltfmt.PutEvents), so seeking from
 		// lands on the value that holds it. The cursor moves on only to
 		// read the next wanted seq, never onto a damaged page
 		// (CheckPages).
@@ -193,7 +193,7 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 			}
 			var k, v []byte
 			if first {
-				k, v = c.Seek(seqKey(from))
+				k, v = c.Seek(boltfmt.SeqKey(from))
 			} else {
 				k, v = c.Next()
 			}
@@ -201,7 +201,7 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 				return corruptf("eventlog: session %q: records of seqs %d..%d are missing",
 					errors.Safe(session), errors.Safe(want), errors.Safe(end-1))
 			}
-			last, err := parseSeqKey(k)
+			last, err := boltfmt.ParseSeqKey(k)
 			if err != nil {
 				return errors.Wrapf(err, "eventlog: session %q seq %d: bad key", errors.Safe(session), errors.Safe(want))
 			}
@@ -209,7 +209,7 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 				return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
 					errors.Safe(session), errors.Safe(last))
 			}
-			if !m.holds(v) {
+			if !m.Holds(v) {
 				// A damaged value size: refuse before copying it.
 				return corruptf("eventlog: session %q seq %d: a record of %d bytes that lies outside the store's pages (a damaged page)",
 					errors.Safe(session), errors.Safe(last), errors.Safe(len(v)))
@@ -217,7 +217,7 @@ func (l *Log) readChunk(session string, from, end int64) ([][]byte, error) {
 			if !codec.IsPack(v) {
 				v = bytes.Clone(v) // a record's payload aliases it
 			}
-			firstSeq, payloads, err := unpack(last, v)
+			firstSeq, payloads, err := boltfmt.Unpack(last, v)
 			switch {
 			case err == nil && (firstSeq > want || last < want || !first && firstSeq != want):
 				err = corruptf("eventlog: session %q seq %d: record is missing (the next key holds seqs %d..%d)",
@@ -276,13 +276,14 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 	var buf []byte
 	offs := make([]int, 0, chunkRecords)
 	seqs := make([]int64, 0, chunkRecords)
-	next := from
+	w := boltfmt.EventWalk{Session: session, Next: from, Damage: l.damage, CheckSeek: true,
+		MaxRecords: chunkRecords, MaxBytes: chunkBytes}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		buf, offs, seqs = buf[:0], offs[:0], seqs[:0]
-		more := false
+		var more bool
 		var damaged error
 		err := l.beginView(func(tx *bolt.Tx) error {
 			b, _, _, err := published(tx, session)
@@ -293,65 +294,16 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 			if err != nil {
 				return err
 			}
-			if err := l.damage.Err(session, next); err != nil {
-				return err
-			}
-			m := boundsOf(tx)
-			c := eb.Cursor()
-			k, v := c.Seek(seqKey(next))
-			if next == 0 {
-				// Keys that sort before seq 0 are damage too, so start at
-				// the first key; but readers seek, and a damaged branch
-				// page can send a seek astray while the leaves are whole:
-				// check that seeking seq 0 finds what the walk finds.
-				sk := k
-				k, v = c.First()
-				if k != nil && !bytes.Equal(sk, k) && len(k) == seqKeyLen {
-					return corruptf("eventlog: session %q: seeking seq 0 finds another key: the events index is damaged",
-						errors.Safe(session))
+			more, damaged, err = w.Walk(eb, boltfmt.BoundsOf(tx), func(seq int64, rec []byte) bool {
+				if t.ok && seq >= t.first {
+					return false // the tail holds it, and what follows
 				}
-			}
-			for k != nil {
-				if len(offs) >= chunkRecords || len(buf) >= chunkBytes {
-					more = true
-					return nil
-				}
-				last, err := parseSeqKey(k)
-				if err != nil {
-					return errors.Wrapf(err, "eventlog: session %q: a key among the records from seq %d", errors.Safe(session), errors.Safe(next))
-				}
-				if v == nil {
-					return corruptf("eventlog: session %q seq %d: key holds a bucket, not a record",
-						errors.Safe(session), errors.Safe(last))
-				}
-				if !m.holds(v) {
-					// A damaged value size: refuse before copying it.
-					return corruptf("eventlog: session %q seq %d: a record of %d bytes that lies outside the store's pages (a damaged page)",
-						errors.Safe(session), errors.Safe(last), errors.Safe(len(v)))
-				}
-				tailed := false
-				_ = ValueRecords(last, v, next, func(seq int64, rec []byte) error {
-					if t.ok && seq >= t.first {
-						tailed = true // the tail holds it, and what follows
-						return errStopRecords
-					}
-					buf = append(buf, rec...)
-					offs = append(offs, len(buf))
-					seqs = append(seqs, seq)
-					next = seq + 1
-					return nil
-				})
-				if tailed {
-					return nil
-				}
-				// Never onto a damaged page (CheckPages): the records
-				// read so far are delivered, then the damage reported.
-				if damaged = l.damage.Err(session, next); damaged != nil {
-					return nil
-				}
-				k, v = c.Next()
-			}
-			return nil
+				buf = append(buf, rec...)
+				offs = append(offs, len(buf))
+				seqs = append(seqs, seq)
+				return true
+			})
+			return err
 		})
 		if err != nil {
 			return errors.Wrapf(err, "eventlog: records of session %q", errors.Safe(session))
@@ -368,15 +320,12 @@ func (l *Log) Records(ctx context.Context, session string, from int64, fn func(s
 		}
 		if !more {
 			if t.ok {
-				return l.tailRecords(ctx, session, &t, max(next, from), fn)
+				return l.tailRecords(ctx, session, &t, max(w.Next, from), fn)
 			}
 			return nil
 		}
 	}
 }
-
-// errStopRecords ends a ValueRecords walk early.
-var errStopRecords = errors.New("eventlog: stop")
 
 // tailRecords passes the tail's records from seq from on to fn.
 func (l *Log) tailRecords(ctx context.Context, session string, t *tailView, from int64, fn func(seq int64, rec []byte) error) error {

@@ -18,6 +18,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog/wal"
 	"github.com/sessionlog/sessionlog/internal/sessioncache"
 
+	"github.com/sessionlog/sessionlog/internal/atomicfile"
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
@@ -66,7 +68,7 @@ type Log struct {
 	// damage is what CheckPages found inside sessions when the store was
 	// opened (damage above them refuses the store): the readers stop
 	// before it. Nil when nothing is damaged.
-	damage *PageDamage
+	damage *boltfmt.PageDamage
 
 	locks   sessioncache.Locks
 	cache   *sessioncache.Cache[*sessionState]
@@ -143,7 +145,7 @@ func (o Options) withDefaults() Options {
 // nothing. A store of a newer format is ErrUnsupported; a file that is not
 // a store, or is damaged, is ErrCorrupt. A read-write Open removes the
 // unpublished sessions left by an import that crashed, and, unless
-// NoSync, fsyncs the directory holding the store (see SyncDir). A
+// NoSync, fsyncs the directory holding the store (atomicfile.SyncDir). A
 // writable Open given neither opts.NewValidator nor opts.Unvalidated is
 // ErrNoValidation; sessionlog.Open wires the default validation.
 func Open(path string, opts *Options) (*Log, error) {
@@ -170,7 +172,7 @@ func Open(path string, opts *Options) (*Log, error) {
 		return nil, errors.WithHint(ErrNoValidation,
 			"set Options.NewValidator (sessionlog.Open wires the default, rebuild.NewValidator) or Options.Unvalidated")
 	}
-	var damage *PageDamage
+	var damage *boltfmt.PageDamage
 	if !o.ReadOnly {
 		var err error
 		if damage, err = checkWritable(path, o); err != nil {
@@ -216,7 +218,7 @@ func Open(path string, opts *Options) (*Log, error) {
 		// bbolt syncs the file it creates, not its name: sync the
 		// directory, on every read-write Open, since the process that
 		// created the file may have died before it synced the name.
-		if err := SyncDir(filepath.Dir(path)); err != nil {
+		if err := atomicfile.SyncDir(filepath.Dir(path)); err != nil {
 			return nil, errors.CombineErrors(errors.CombineErrors(errors.Wrap(err, "eventlog: open"), l.wal.Close()), l.db.Close())
 		}
 	}
@@ -234,17 +236,17 @@ func Open(path string, opts *Options) (*Log, error) {
 }
 
 // checkFile runs CheckPages on the store file at path.
-func checkFile(path string) (PageDamage, error) {
+func checkFile(path string) (boltfmt.PageDamage, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return PageDamage{}, errors.Wrapf(err, "eventlog: check the pages of %s", errors.Safe(path))
+		return boltfmt.PageDamage{}, errors.Wrapf(err, "eventlog: check the pages of %s", errors.Safe(path))
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return PageDamage{}, errors.Wrapf(err, "eventlog: check the pages of %s", errors.Safe(path))
+		return boltfmt.PageDamage{}, errors.Wrapf(err, "eventlog: check the pages of %s", errors.Safe(path))
 	}
-	return CheckPages(f, fi.Size(), 0, 0, 0), nil
+	return boltfmt.CheckPages(f, fi.Size(), 0, 0, 0), nil
 }
 
 // checkWritable checks the pages of a store about to be opened for
@@ -255,7 +257,7 @@ func checkFile(path string) (PageDamage, error) {
 // go on. The pages are checked before bbolt opens the file, without its
 // lock; when they look damaged, perhaps only because another process is
 // committing, they are checked again under a read-only open's lock.
-func checkWritable(path string, o Options) (*PageDamage, error) {
+func checkWritable(path string, o Options) (*boltfmt.PageDamage, error) {
 	fi, err := os.Stat(path)
 	if err != nil || fi.Size() == 0 {
 		return nil, nil // a new store, or bbolt's Open says what is wrong
@@ -301,7 +303,7 @@ func openBolt(path string, o Options, mmapSize int) (*bolt.DB, error) {
 		NoSync:          o.NoSync,
 		NoFreelistSync:  noFreelistSync,
 		InitialMmapSize: mmapSize,
-		PageSize:        pageSize, // for a new file only: bbolt reads an existing file's
+		PageSize:        boltfmt.PageSize, // for a new file only: bbolt reads an existing file's
 		OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
 			f, err := os.OpenFile(name, flag, perm)
 			file = f
@@ -373,7 +375,7 @@ func (l *Log) prepare() error {
 					return err
 				}
 			}
-			b := tx.Bucket(bucketSessions)
+			b := tx.Bucket(boltfmt.BucketSessions)
 			for _, id := range stale {
 				if err := b.DeleteBucket(id); err != nil {
 					return errors.Wrapf(err, "eventlog: remove unpublished session %q", errors.Safe(string(id)))
@@ -395,20 +397,20 @@ func (l *Log) prepare() error {
 // checkFormat checks meta/format and returns the store's format. It
 // reports init when the file holds no bucket at all (a new store).
 func checkFormat(tx *bolt.Tx) (init bool, format int64, err error) {
-	meta := tx.Bucket(bucketMeta)
+	meta := tx.Bucket(boltfmt.BucketMeta)
 	if meta == nil {
 		k, _ := tx.Cursor().First()
 		if k == nil {
 			return true, 0, nil
 		}
 		return false, 0, corruptf("eventlog: the file is a bbolt database but not a session store (no %q bucket)",
-			errors.Safe(string(bucketMeta)))
+			errors.Safe(string(boltfmt.BucketMeta)))
 	}
-	rec := meta.Get(keyFormat)
+	rec := meta.Get(boltfmt.KeyFormat)
 	if rec == nil {
 		return false, 0, corruptf("eventlog: meta/format is missing")
 	}
-	m, err := decodeMeta(rec)
+	m, err := boltfmt.DecodeMeta(rec)
 	if err != nil {
 		return false, 0, errors.Wrap(err, "eventlog: meta/format")
 	}
@@ -419,30 +421,30 @@ func checkFormat(tx *bolt.Tx) (init bool, format int64, err error) {
 	case m.Format < 1:
 		return false, 0, corruptf("eventlog: store format %d is unknown", errors.Safe(m.Format))
 	}
-	if tx.Bucket(bucketSessions) == nil {
-		return false, 0, corruptf("eventlog: the %q bucket is missing", errors.Safe(string(bucketSessions)))
+	if tx.Bucket(boltfmt.BucketSessions) == nil {
+		return false, 0, corruptf("eventlog: the %q bucket is missing", errors.Safe(string(boltfmt.BucketSessions)))
 	}
 	return false, m.Format, nil
 }
 
 // putFormat writes meta/format: this program's FormatVersion.
 func putFormat(tx *bolt.Tx) error {
-	rec, err := encodeEngineRecord(&metaRecord{Format: FormatVersion})
+	rec, err := boltfmt.EncodeEngineRecord(&boltfmt.MetaRecord{Format: FormatVersion})
 	if err != nil {
 		return err
 	}
-	return errors.Wrap(tx.Bucket(bucketMeta).Put(keyFormat, rec), "eventlog: write meta/format")
+	return errors.Wrap(tx.Bucket(boltfmt.BucketMeta).Put(boltfmt.KeyFormat, rec), "eventlog: write meta/format")
 }
 
 // initStore writes the buckets and meta/format of a new store.
 func initStore(tx *bolt.Tx) error {
-	if _, err := tx.CreateBucket(bucketMeta); err != nil {
+	if _, err := tx.CreateBucket(boltfmt.BucketMeta); err != nil {
 		return errors.Wrap(err, "eventlog: create meta bucket")
 	}
 	if err := putFormat(tx); err != nil {
 		return err
 	}
-	if _, err := tx.CreateBucket(bucketSessions); err != nil {
+	if _, err := tx.CreateBucket(boltfmt.BucketSessions); err != nil {
 		return errors.Wrap(err, "eventlog: create sessions bucket")
 	}
 	return nil
@@ -451,15 +453,15 @@ func initStore(tx *bolt.Tx) error {
 // unpublished lists the session buckets an Import or Fork left staged: no
 // head, and the staging mark. A bucket with neither is damaged, not
 // unpublished, and is left for verify and salvage.
-func unpublished(tx *bolt.Tx, damage *PageDamage) ([][]byte, error) {
+func unpublished(tx *bolt.Tx, damage *boltfmt.PageDamage) ([][]byte, error) {
 	var ids [][]byte
-	ss := tx.Bucket(bucketSessions)
+	ss := tx.Bucket(boltfmt.BucketSessions)
 	c := ss.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if v != nil || damage.Err(string(k), -1) != nil {
 			continue // not a bucket, or a damaged one: reported by the readers
 		}
-		if b := ss.Bucket(k); b.Get(keyHead) == nil && b.Get(keyStaging) != nil {
+		if b := ss.Bucket(k); b.Get(boltfmt.KeyHead) == nil && b.Get(boltfmt.KeyStaging) != nil {
 			ids = append(ids, append([]byte(nil), k...))
 		}
 	}
@@ -571,7 +573,7 @@ func (l *Log) writeTx(fn func(tx *bolt.Tx) error) (time.Duration, error) {
 // sessionBucket returns the bucket of a session, published or not; nil
 // when there is none.
 func sessionBucket(tx *bolt.Tx, id string) *bolt.Bucket {
-	ss := tx.Bucket(bucketSessions)
+	ss := tx.Bucket(boltfmt.BucketSessions)
 	if ss == nil {
 		return nil // an empty store opened read-only
 	}
@@ -584,27 +586,27 @@ func sessionBucket(tx *bolt.Tx, id string) *bolt.Bucket {
 func published(tx *bolt.Tx, id string) (b *bolt.Bucket, headRec, headerRec []byte, err error) {
 	b = sessionBucket(tx, id)
 	if b == nil {
-		if ss := tx.Bucket(bucketSessions); ss != nil && ss.Get([]byte(id)) != nil {
+		if ss := tx.Bucket(boltfmt.BucketSessions); ss != nil && ss.Get([]byte(id)) != nil {
 			return nil, nil, nil, corruptf("eventlog: sessions/%q is a value, not a session bucket", errors.Safe(id))
 		}
 		return nil, nil, nil, noSession(id)
 	}
-	headRec = b.Get(keyHead)
+	headRec = b.Get(boltfmt.KeyHead)
 	if headRec == nil {
-		if b.Get(keyStaging) != nil {
+		if b.Get(boltfmt.KeyStaging) != nil {
 			return nil, nil, nil, noSession(id) // an import in progress
 		}
 		return nil, nil, nil, corruptf("eventlog: session %q has no head record", errors.Safe(id))
 	}
-	headerRec = b.Get(keyHeader)
+	headerRec = b.Get(boltfmt.KeyHeader)
 	if headerRec == nil {
 		return nil, nil, nil, corruptf("eventlog: session %q has no header record", errors.Safe(id))
 	}
-	m := boundsOf(tx)
-	if err := m.check(headRec, fmt.Sprintf("session %q: head record", id)); err != nil {
+	m := boltfmt.BoundsOf(tx)
+	if err := m.Check(headRec, fmt.Sprintf("session %q: head record", id)); err != nil {
 		return nil, nil, nil, err
 	}
-	if err := m.check(headerRec, fmt.Sprintf("session %q: header record", id)); err != nil {
+	if err := m.Check(headerRec, fmt.Sprintf("session %q: header record", id)); err != nil {
 		return nil, nil, nil, err
 	}
 	return b, headRec, headerRec, nil
@@ -612,7 +614,7 @@ func published(tx *bolt.Tx, id string) (b *bolt.Bucket, headRec, headerRec []byt
 
 // eventsBucket returns the events bucket of a session bucket.
 func eventsBucket(b *bolt.Bucket, id string) (*bolt.Bucket, error) {
-	eb := b.Bucket(bucketEvents)
+	eb := b.Bucket(boltfmt.BucketEvents)
 	if eb == nil {
 		return nil, corruptf("eventlog: session %q has no events bucket", errors.Safe(id))
 	}
@@ -622,7 +624,7 @@ func eventsBucket(b *bolt.Bucket, id string) (*bolt.Bucket, error) {
 // decodeStored decodes a session's head and header records (copies, not
 // aliasing the transaction).
 func decodeStored(id string, headRec, headerRec []byte) (Head, error) {
-	hr, err := decodeHead(headRec)
+	hr, err := boltfmt.DecodeHead(headRec)
 	if err != nil {
 		return Head{}, errors.Wrapf(err, "eventlog: session %q: head record", errors.Safe(id))
 	}
@@ -713,7 +715,7 @@ func (l *Log) SessionIDs(ctx context.Context) ([]string, error) {
 	var ids []string
 	created := l.tails.created()
 	err := l.view(func(tx *bolt.Tx) error {
-		ss := tx.Bucket(bucketSessions)
+		ss := tx.Bucket(boltfmt.BucketSessions)
 		if ss == nil {
 			return nil
 		}
@@ -722,7 +724,7 @@ func (l *Log) SessionIDs(ctx context.Context) ([]string, error) {
 			// Published sessions, and damaged ones (no head and no staging
 			// mark, or a value where a session bucket belongs), which
 			// readers then report as corrupt.
-			if v != nil || l.damage.Err(string(k), -1) != nil || ss.Bucket(k).Get(keyStaging) == nil {
+			if v != nil || l.damage.Err(string(k), -1) != nil || ss.Bucket(k).Get(boltfmt.KeyStaging) == nil {
 				ids = append(ids, string(k))
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -32,11 +33,11 @@ func (l *Log) SessionPage(ctx context.Context, after string, n int) ([]Head, err
 	// unapplied join the tree's, and unapplied heads replace the tree's.
 	tailRecs := l.tails.heads(after)
 	err := l.view(func(tx *bolt.Tx) error {
-		ss := tx.Bucket(bucketSessions)
+		ss := tx.Bucket(boltfmt.BucketSessions)
 		if ss == nil {
 			return nil
 		}
-		m := boundsOf(tx)
+		m := boltfmt.BoundsOf(tx)
 		c := ss.Cursor()
 		k, v := c.Seek([]byte(after))
 		if k != nil && after != "" && string(k) == after {
@@ -50,15 +51,15 @@ func (l *Log) SessionPage(ctx context.Context, after string, n int) ([]Head, err
 				return errors.Wrapf(err, "eventlog: session %q", errors.Safe(string(k)))
 			}
 			b := ss.Bucket(k)
-			h := b.Get(keyHead)
+			h := b.Get(boltfmt.KeyHead)
 			if h == nil {
 				continue
 			}
-			hd := b.Get(keyHeader)
-			if err := m.check(h, fmt.Sprintf("session %q: head record", k)); err != nil {
+			hd := b.Get(boltfmt.KeyHeader)
+			if err := m.Check(h, fmt.Sprintf("session %q: head record", k)); err != nil {
 				return err
 			}
-			if err := m.check(hd, fmt.Sprintf("session %q: header record", k)); err != nil {
+			if err := m.Check(hd, fmt.Sprintf("session %q: header record", k)); err != nil {
 				return err
 			}
 			recs = append(recs, pageRec{id: string(k), head: clone(h), headerRec: clone(hd)})
@@ -119,10 +120,10 @@ func mergeTail(recs, tail []pageRec, n int) []pageRec {
 // newerHead reports whether head record a holds more events than b (a
 // session's heads only grow); undecodable ones are left to the reader.
 func newerHead(a, b []byte) bool {
-	ha, err := decodeHead(a)
+	ha, err := boltfmt.DecodeHead(a)
 	if err != nil {
 		return false
 	}
-	hb, err := decodeHead(b)
+	hb, err := boltfmt.DecodeHead(b)
 	return err == nil && ha.Next > hb.Next
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/cockroachdb/errors"
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -18,14 +19,6 @@ import (
 // is at most 1 MiB more than its pages with this. Each growth costs an
 // ftruncate and an fsync, once per MiB written.
 const allocSize = 1 << 20
-
-// pageSize is the bbolt page size of the stores this code creates
-// (bolt.Options.PageSize; an existing store keeps its own). Each session
-// has buckets of its own, whose last pages are partly empty: measured
-// (2026-12-01) on the DSH corpus, 133 sessions of 93 events on average in
-// packs (pack.go), the pages took 0.44× the sessions' JSONL with 1 KiB
-// pages, 0.53× with 2 KiB and 0.68× with 4 KiB (the OS page size here).
-const pageSize = 1024
 
 // truncated is the error of a store file of size bytes whose last
 // transaction needs need.
@@ -49,11 +42,11 @@ func checkFileSize(path string) error {
 	if err != nil {
 		return errors.Wrapf(err, "eventlog: open %s", errors.Safe(path))
 	}
-	m, err := newestMeta(f)
-	if err != nil {
+	need, ok := boltfmt.Needs(f)
+	if !ok {
 		return nil // the page check reports it
 	}
-	if need := int64(m.hw) * int64(m.size); need > fi.Size() {
+	if need > fi.Size() {
 		return truncated(path, fi.Size(), need)
 	}
 	return nil

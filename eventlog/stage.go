@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 )
 
 // Import and Fork write a session in several transactions (SPEC §8.2):
@@ -68,7 +69,7 @@ func (s *stager) flush(publish bool) error {
 	if publish {
 		s.head.Chain = s.ch.c
 		var err error
-		if headRec, err = encodeEngineRecord(fromHead(&s.head)); err != nil {
+		if headRec, err = boltfmt.EncodeEngineRecord(fromHead(&s.head)); err != nil {
 			return err
 		}
 	}
@@ -79,33 +80,33 @@ func (s *stager) flush(publish bool) error {
 				return conflictf("eventlog: session %q exists already", errors.Safe(s.id))
 			}
 			var err error
-			if b, err = tx.Bucket(bucketSessions).CreateBucket([]byte(s.id)); err != nil {
+			if b, err = tx.Bucket(boltfmt.BucketSessions).CreateBucket([]byte(s.id)); err != nil {
 				return errors.Wrapf(err, "eventlog: stage session %q", errors.Safe(s.id))
 			}
-			if _, err := b.CreateBucket(bucketEvents); err != nil {
+			if _, err := b.CreateBucket(boltfmt.BucketEvents); err != nil {
 				return errors.Wrapf(err, "eventlog: stage session %q", errors.Safe(s.id))
 			}
-			if err := b.Put(keyHeader, s.headerRec); err != nil {
+			if err := b.Put(boltfmt.KeyHeader, s.headerRec); err != nil {
 				return errors.Wrapf(err, "eventlog: stage session %q", errors.Safe(s.id))
 			}
-			if err := b.Put(keyStaging, []byte{1}); err != nil {
+			if err := b.Put(boltfmt.KeyStaging, []byte{1}); err != nil {
 				return errors.Wrapf(err, "eventlog: stage session %q", errors.Safe(s.id))
 			}
-		} else if b = sessionBucket(tx, s.id); b == nil || b.Get(keyHead) != nil || b.Get(keyStaging) == nil {
+		} else if b = sessionBucket(tx, s.id); b == nil || b.Get(boltfmt.KeyHead) != nil || b.Get(boltfmt.KeyStaging) == nil {
 			return conflictf("eventlog: staged session %q changed under its import", errors.Safe(s.id))
 		}
 		eb, err := eventsBucket(b, s.id)
 		if err != nil {
 			return err
 		}
-		if err := putEvents(eb, s.id, first, s.recs); err != nil {
+		if err := boltfmt.PutEvents(eb, s.id, first, s.recs); err != nil {
 			return err
 		}
 		if publish {
-			if err := b.Delete(keyStaging); err != nil {
+			if err := b.Delete(boltfmt.KeyStaging); err != nil {
 				return errors.Wrapf(err, "eventlog: publish session %q", errors.Safe(s.id))
 			}
-			return errors.Wrapf(b.Put(keyHead, headRec), "eventlog: publish session %q", errors.Safe(s.id))
+			return errors.Wrapf(b.Put(boltfmt.KeyHead, headRec), "eventlog: publish session %q", errors.Safe(s.id))
 		}
 		return nil
 	})
@@ -130,10 +131,10 @@ func (s *stager) abort(err error) error {
 	}
 	derr := s.l.update(func(tx *bolt.Tx) error {
 		b := sessionBucket(tx, s.id)
-		if b == nil || b.Get(keyHead) != nil || b.Get(keyStaging) == nil {
+		if b == nil || b.Get(boltfmt.KeyHead) != nil || b.Get(boltfmt.KeyStaging) == nil {
 			return nil // gone, or (impossibly) published: not ours to delete
 		}
-		return tx.Bucket(bucketSessions).DeleteBucket([]byte(s.id))
+		return tx.Bucket(boltfmt.BucketSessions).DeleteBucket([]byte(s.id))
 	})
 	if derr != nil {
 		derr = errors.WithHint(errors.Wrapf(derr, "eventlog: remove staged session %q", errors.Safe(s.id)),

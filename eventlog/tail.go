@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 )
 
 // The unapplied tail.
@@ -22,34 +24,12 @@ import (
 // session's record slices as far as a view reaches: trim gives the tail a
 // new array rather than clearing the old one under a reader.
 
-// walOp is one write of a write-ahead log record: a session's creation or
-// an append to it.
-type walOp struct {
-	id string
-	// create: the new session's header record (nil for an append).
-	headerRec []byte
-	// append: the seq of recs[0] and the event records.
-	first int64
-	recs  [][]byte
-	// headRec is the session's head record after the write.
-	headRec []byte
-}
-
-// size is the number of record bytes the op holds.
-func (op *walOp) size() int64 {
-	n := int64(len(op.headerRec) + len(op.headRec))
-	for _, r := range op.recs {
-		n += int64(len(r))
-	}
-	return n
-}
-
-// walEntry is one write-ahead log record: the writes of one group commit.
-type walEntry struct {
-	lsn  uint64
-	ops  []walOp
-	size int64
-}
+// walOp and walEntry are a write of a write-ahead log record and the
+// record, as boltfmt encodes them.
+type (
+	walOp    = boltfmt.Op
+	walEntry = boltfmt.Entry
+)
 
 // tail is one session's unapplied writes.
 type tail struct {
@@ -94,26 +74,26 @@ func newTails() *tails {
 func (t *tails) add(e walEntry) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for i := range e.ops {
-		op := &e.ops[i]
-		tl := t.m[op.id]
+	for i := range e.Ops {
+		op := &e.Ops[i]
+		tl := t.m[op.ID]
 		if tl == nil {
-			tl = &tail{first: op.first}
-			t.m[op.id] = tl
+			tl = &tail{first: op.First}
+			t.m[op.ID] = tl
 		}
-		if op.headerRec != nil {
-			tl.headerRec = op.headerRec
+		if op.HeaderRec != nil {
+			tl.headerRec = op.HeaderRec
 			tl.first = 0
 		}
 		if len(tl.recs) == 0 {
-			tl.first = op.first
+			tl.first = op.First
 		}
-		tl.recs = append(tl.recs, op.recs...)
-		tl.headRec = op.headRec
-		tl.lsn = e.lsn
+		tl.recs = append(tl.recs, op.Recs...)
+		tl.headRec = op.HeadRec
+		tl.lsn = e.LSN
 	}
 	t.entries = append(t.entries, e)
-	t.bytes += e.size
+	t.bytes += e.Size
 }
 
 // view returns a snapshot of the session's tail.
@@ -182,28 +162,28 @@ func (t *tails) trim(lsn uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := 0
-	for ; k < len(t.entries) && t.entries[k].lsn <= lsn; k++ {
+	for ; k < len(t.entries) && t.entries[k].LSN <= lsn; k++ {
 		e := &t.entries[k]
-		for i := range e.ops {
-			op := &e.ops[i]
-			tl := t.m[op.id]
+		for i := range e.Ops {
+			op := &e.Ops[i]
+			tl := t.m[op.ID]
 			if tl == nil {
 				continue
 			}
 			if tl.lsn <= lsn {
-				delete(t.m, op.id)
+				delete(t.m, op.ID)
 				continue
 			}
-			if op.headerRec != nil {
+			if op.HeaderRec != nil {
 				tl.headerRec = nil
 			}
 			// A new array, never clear(tl.recs[:n]): readers' views
 			// (view) share the old one and may still be reading it.
-			n := min(len(op.recs), len(tl.recs))
+			n := min(len(op.Recs), len(tl.recs))
 			tl.recs = append([][]byte(nil), tl.recs[n:]...)
 			tl.first += int64(n)
 		}
-		t.bytes -= e.size
+		t.bytes -= e.Size
 		t.entries[k] = walEntry{}
 	}
 	t.entries = t.entries[k:]

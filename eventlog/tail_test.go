@@ -15,8 +15,8 @@ func TestTailViewSurvivesTrim(t *testing.T) {
 	rec := func(seq int) []byte { return []byte(fmt.Sprintf("record %d", seq)) }
 	for lsn := uint64(1); lsn <= 3; lsn++ {
 		first := int64(lsn-1) * 2
-		ts.add(walEntry{lsn: lsn, ops: []walOp{{id: "s", first: first,
-			recs: [][]byte{rec(int(first)), rec(int(first) + 1)}, headRec: []byte("head")}}})
+		ts.add(walEntry{LSN: lsn, Ops: []walOp{{ID: "s", First: first,
+			Recs: [][]byte{rec(int(first)), rec(int(first) + 1)}, HeadRec: []byte("head")}}})
 	}
 	v := ts.view("s")
 	if len(v.recs) != 6 || v.first != 0 {

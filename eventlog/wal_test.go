@@ -20,6 +20,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/wal"
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
@@ -323,7 +324,7 @@ func TestWALUpgrade(t *testing.T) {
 		}
 		defer db.Close()
 		_ = db.View(func(tx *bolt.Tx) error {
-			rec, err := eventlog.DecodeMetaRecord(tx.Bucket([]byte("meta")).Get([]byte("format")))
+			rec, err := boltfmt.DecodeMeta(tx.Bucket([]byte("meta")).Get([]byte("format")))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/atomicfile"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
@@ -98,5 +99,5 @@ func publish(tmp, path string) error {
 			return errors.Wrapf(err, "salvage: move the new store to %s", errors.Safe(path))
 		}
 	}
-	return errors.Wrap(eventlog.SyncDir(filepath.Dir(path)), "salvage")
+	return errors.Wrap(atomicfile.SyncDir(filepath.Dir(path)), "salvage")
 }

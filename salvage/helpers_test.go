@@ -15,7 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/eventlog/eventlogtest"
+	"github.com/sessionlog/sessionlog/internal/boltfmt/bolttest"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/salvage"
@@ -96,8 +96,8 @@ func buildStore(t *testing.T) (string, map[string][][]byte) {
 	}
 	// One record per key, as stores before format 3 hold them: the tests
 	// damage one event's record, or its key (salvage reads packs the same
-	// way, through eventlog.ValueRecords).
-	eventlogtest.UnpackStore(t, path)
+	// way, through boltfmt.ValueRecords).
+	bolttest.UnpackStore(t, path)
 	return path, want
 }
 

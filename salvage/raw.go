@@ -17,8 +17,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/eventlog/layout"
-
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
@@ -53,9 +52,9 @@ type File struct {
 	// read.
 	format    int64
 	formatErr error
-	// damage is what eventlog.CheckPages found: the reads stop before
+	// damage is what boltfmt.CheckPages found: the reads stop before
 	// it, so that bbolt never reads a damaged page.
-	damage eventlog.PageDamage
+	damage boltfmt.PageDamage
 
 	mu    sync.Mutex
 	notes []string // records found under a damaged key, in order
@@ -71,18 +70,6 @@ type FileOptions struct {
 	// writing; then OpenFile fails with eventlog.ErrLocked. 0 means 1 s.
 	LockTimeout time.Duration
 }
-
-// The layout of eventlog's store, from its one definition (package
-// eventlog/layout), as bbolt takes it.
-var (
-	rawSessions = []byte(layout.Sessions)
-	rawEvents   = []byte(layout.Events)
-	rawMeta     = []byte(layout.Meta)
-	rawFormat   = []byte(layout.Format)
-	rawHeader   = []byte(layout.Header)
-	rawHead     = []byte(layout.Head)
-	rawStaging  = []byte(layout.Staging) // an Import or Fork is (or was, before a crash) filling the bucket
-)
 
 // OpenFile opens the store file at path read-only, directly with bbolt. A
 // missing file is eventlog.ErrNotFound; a file bbolt cannot open (both meta
@@ -140,7 +127,7 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 	return f, nil
 }
 
-// checkPages runs eventlog.CheckPages on the file.
+// checkPages runs boltfmt.CheckPages on the file.
 func (f *File) checkPages() error {
 	fh, err := os.Open(f.path)
 	if err != nil {
@@ -151,7 +138,7 @@ func (f *File) checkPages() error {
 	if err != nil {
 		return errors.Wrapf(err, "salvage: open %s", errors.Safe(f.path))
 	}
-	f.damage = eventlog.CheckPages(fh, fi.Size(), 0, 0, 0)
+	f.damage = boltfmt.CheckPages(fh, fi.Size(), 0, 0, 0)
 	return nil
 }
 
@@ -198,11 +185,11 @@ func (f *File) readFormat() error {
 	}
 	err = protect("meta/format", func() error {
 		return f.db.View(func(tx *bolt.Tx) error {
-			meta := tx.Bucket(rawMeta)
+			meta := tx.Bucket(boltfmt.BucketMeta)
 			if meta == nil {
-				return damagedf("salvage: the store has no %q bucket", errors.Safe(string(rawMeta)))
+				return damagedf("salvage: the store has no %q bucket", errors.Safe(string(boltfmt.BucketMeta)))
 			}
-			rec = bytes.Clone(meta.Get(rawFormat))
+			rec = bytes.Clone(meta.Get(boltfmt.KeyFormat))
 			if rec == nil {
 				return damagedf("salvage: meta/format is missing")
 			}
@@ -210,8 +197,8 @@ func (f *File) readFormat() error {
 		})
 	})
 	if err == nil {
-		var m layout.MetaRecord
-		if m, err = eventlog.DecodeMetaRecord(rec); err == nil {
+		var m boltfmt.MetaRecord
+		if m, err = boltfmt.DecodeMeta(rec); err == nil {
 			f.format = m.Format
 		} else {
 			err = errclass.Mark(err, ErrDamaged)
@@ -242,7 +229,7 @@ func (f *File) Close() error {
 }
 
 // openFound opens a store whose meta pages bbolt refuses (openErr): it
-// finds the tree from the pages themselves (eventlog.FindTree), and opens
+// finds the tree from the pages themselves (boltfmt.FindTree), and opens
 // a temporary copy of the file whose meta pages name that tree; the store
 // itself is never written. Notes says which tree was taken.
 func openFound(path string, o FileOptions, openErr error) (*File, error) {
@@ -259,7 +246,7 @@ func openFound(path string, o FileOptions, openErr error) (*File, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "salvage: open %s", errors.Safe(path))
 	}
-	tree, err := eventlog.FindTree(src, fi.Size())
+	tree, err := boltfmt.FindTree(src, fi.Size())
 	if err != nil {
 		return nil, errors.WithDetail(errors.CombineErrors(openErr, err), "no tree found from the pages either")
 	}
@@ -319,9 +306,9 @@ func (f *File) SessionIDs(ctx context.Context) ([]string, error) {
 	}
 	var ids []string
 	err := f.view("list sessions", func(tx *bolt.Tx) error {
-		ss := tx.Bucket(rawSessions)
+		ss := tx.Bucket(boltfmt.BucketSessions)
 		if ss == nil {
-			return damagedf("salvage: the store has no %q bucket", errors.Safe(string(rawSessions)))
+			return damagedf("salvage: the store has no %q bucket", errors.Safe(string(boltfmt.BucketSessions)))
 		}
 		c := ss.Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
@@ -334,9 +321,9 @@ func (f *File) SessionIDs(ctx context.Context) ([]string, error) {
 
 // session returns the bucket of session id.
 func session(tx *bolt.Tx, id string) (*bolt.Bucket, error) {
-	ss := tx.Bucket(rawSessions)
+	ss := tx.Bucket(boltfmt.BucketSessions)
 	if ss == nil {
-		return nil, damagedf("salvage: the store has no %q bucket", errors.Safe(string(rawSessions)))
+		return nil, damagedf("salvage: the store has no %q bucket", errors.Safe(string(boltfmt.BucketSessions)))
 	}
 	b := ss.Bucket([]byte(id))
 	if b == nil {
@@ -398,7 +385,7 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 		}
 		v := f.headValue(b, id)
 		switch {
-		case v == nil && b.Get(rawStaging) != nil:
+		case v == nil && b.Get(boltfmt.KeyStaging) != nil:
 			return errclass.Mark(errors.Newf("salvage: session %q was never published: an import or fork did not finish",
 				errors.Safe(id)), ErrUnpublished)
 		case v == nil:
@@ -417,7 +404,7 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 	if err != nil {
 		return eventlog.Head{}, err
 	}
-	h, err := eventlog.DecodeHeadRecord(headRec)
+	h, err := boltfmt.DecodeHead(headRec)
 	if err != nil {
 		return eventlog.Head{}, errclass.Mark(errors.Wrapf(err, "salvage: session %q: head record", errors.Safe(id)), ErrDamaged)
 	}
@@ -435,17 +422,17 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 	if from < 0 {
 		return errclass.Mark(errors.Newf("salvage: records of session %q from seq %d", errors.Safe(id), errors.Safe(from)), eventlog.ErrInvalid)
 	}
-	next := from
+	w := boltfmt.EventWalk{Session: id, Next: from, Damage: &f.damage, MaxRecords: chunkRecords, MaxBytes: chunkBytes}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		var recs []record
-		size, more := 0, false
+		var more bool
 		var damage error
-		err := f.view(fmt.Sprintf("session %q: records from seq %d", id, next), func(tx *bolt.Tx) error {
-			if damage = f.damaged(id, next); damage != nil {
-				return nil
+		err := f.view(fmt.Sprintf("session %q: records from seq %d", id, w.Next), func(tx *bolt.Tx) error {
+			if damage = f.damage.Err(id, w.Next); damage != nil {
+				return nil // nothing of the session is read past its damage
 			}
 			b, err := session(tx, id)
 			if err != nil {
@@ -455,52 +442,19 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 			if eb == nil {
 				return damagedf("salvage: session %q has no events bucket", errors.Safe(id))
 			}
-			c := eb.Cursor()
-			k, v := c.Seek(layout.AppendSeqKey(nil, next))
-			if next == 0 {
-				k, v = c.First()
-			}
-			for k != nil {
-				if len(recs) == chunkRecords || size >= chunkBytes {
-					more = true
-					return nil
-				}
-				seq, ok := layout.ParseSeqKey(k)
-				if !ok {
-					return damagedf("salvage: session %q: a malformed event key (%d bytes, %x) after seq %d",
-						errors.Safe(id), errors.Safe(len(k)), errors.Safe(k[:min(len(k), 16)]), errors.Safe(next-1))
-				}
-				if v == nil {
-					return damagedf("salvage: session %q seq %d: the key holds a bucket, not a record", errors.Safe(id), errors.Safe(seq))
-				}
-				val, err := value(v, fmt.Sprintf("session %q seq %d", id, seq))
-				if err != nil {
-					return err
-				}
-				// A value holds the events up to its key's seq: a pack's,
-				// or one record (eventlog.ValueRecords).
-				_ = eventlog.ValueRecords(seq, val, next, func(s int64, rec []byte) error {
-					recs = append(recs, record{seq: s, b: bytes.Clone(rec)})
-					size += len(rec)
-					return nil
-				})
-				next = seq + 1
-				// Never onto a damaged page: what precedes it is
-				// delivered first.
-				if damage = f.damaged(id, next); damage != nil {
-					return nil
-				}
-				k, v = c.Next()
-			}
-			return nil
+			more, damage, err = w.Walk(eb, boltfmt.BoundsOf(tx), func(seq int64, rec []byte) bool {
+				recs = append(recs, record{seq: seq, b: bytes.Clone(rec)})
+				return true
+			})
+			return errclass.Mark(err, ErrDamaged)
 		})
 		for _, r := range recs {
 			if ferr := fn(r.seq, r.b); ferr != nil {
 				return ferr
 			}
 		}
-		if err == nil {
-			err = damage
+		if err == nil && damage != nil {
+			err = f.damaged(id, w.Next)
 		}
 		if err != nil {
 			return errors.Wrapf(err, "salvage: records of session %q", errors.Safe(id))
@@ -536,7 +490,7 @@ func (f *File) Notes() []string {
 // eventsBucket returns the events bucket of session bucket b: the bucket
 // under "events", else the session bucket's only sub-bucket.
 func (f *File) eventsBucket(b *bolt.Bucket, id string) *bolt.Bucket {
-	if eb := b.Bucket(rawEvents); eb != nil {
+	if eb := b.Bucket(boltfmt.BucketEvents); eb != nil {
 		return eb
 	}
 	var key []byte
@@ -557,10 +511,10 @@ func (f *File) eventsBucket(b *bolt.Bucket, id string) *bolt.Bucket {
 // headerValue returns the header record of session bucket b: the value
 // under "header", else the value that decodes as a header naming id.
 func (f *File) headerValue(b *bolt.Bucket, id string) []byte {
-	if v := b.Get(rawHeader); v != nil {
+	if v := b.Get(boltfmt.KeyHeader); v != nil {
 		return v
 	}
-	return f.search(b, id, "header record", rawHead, func(v []byte) bool {
+	return f.search(b, id, "header record", boltfmt.KeyHead, func(v []byte) bool {
 		_, err := decodeHeader(id, v)
 		return err == nil
 	})
@@ -569,11 +523,11 @@ func (f *File) headerValue(b *bolt.Bucket, id string) []byte {
 // headValue returns the head record of session bucket b: the value under
 // "head", else the value that decodes as a head record.
 func (f *File) headValue(b *bolt.Bucket, id string) []byte {
-	if v := b.Get(rawHead); v != nil {
+	if v := b.Get(boltfmt.KeyHead); v != nil {
 		return v
 	}
-	return f.search(b, id, "head record", rawHeader, func(v []byte) bool {
-		_, err := eventlog.DecodeHeadRecord(v)
+	return f.search(b, id, "head record", boltfmt.KeyHeader, func(v []byte) bool {
+		_, err := boltfmt.DecodeHead(v)
 		return err == nil
 	})
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/eventlog/wal"
-
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
@@ -73,7 +73,7 @@ func ReadWAL(path string) (*WAL, error) {
 	if err != nil || first == 0 {
 		return w, errors.Wrapf(err, "salvage: write-ahead log segment %s", errors.Safe(filepath.Base(segs[0])))
 	}
-	w.Report, err = eventlog.ReadWAL(path, first-1, func(ww eventlog.WALWrite) error {
+	w.Report, err = boltfmt.ReadWAL(path, first-1, func(ww boltfmt.WALWrite) error {
 		w.add(ww)
 		return nil
 	})
@@ -93,7 +93,7 @@ func ReadWAL(path string) (*WAL, error) {
 }
 
 // add takes one write; its slices are copied.
-func (w *WAL) add(ww eventlog.WALWrite) {
+func (w *WAL) add(ww boltfmt.WALWrite) {
 	s := w.sessions[ww.Session]
 	if s == nil {
 		s = &walSession{first: -1}
@@ -184,7 +184,7 @@ func (o *walOverlay) Head(ctx context.Context, id string) (eventlog.Head, error)
 	if err != nil {
 		return eventlog.Head{}, err
 	}
-	h, err := eventlog.DecodeHeadRecord(s.headRec)
+	h, err := boltfmt.DecodeHead(s.headRec)
 	if err != nil {
 		return eventlog.Head{}, errclass.Mark(errors.Wrapf(err, "salvage: session %q: head record in the write-ahead log", errors.Safe(id)), ErrDamaged)
 	}

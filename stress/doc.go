@@ -231,7 +231,7 @@
 // The corruption sweep found that a damaged bbolt page could kill the
 // reading process (checkptr under the race detector, or a fault) or make
 // it copy gigabytes; eventlog now checks the pages before bbolt reads them
-// (eventlog.CheckPages) and refuses values outside the store's pages.
+// (boltfmt.CheckPages) and refuses values outside the store's pages.
 //
 // TestStoreLock holds a store in a child process: Open (read-write or
 // read-only) with a short LockTimeout fails with eventlog.ErrLocked, and

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/sessionlog/sessionlog/internal/atomicfile"
 	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
@@ -378,17 +379,9 @@ func mkdir(dir string, noSync bool) error {
 	return syncDir(filepath.Dir(dir))
 }
 
-// syncDir fsyncs the directory dir (as eventlog.SyncDir, which this
-// package cannot import): a filesystem that cannot sync directories is
-// taken as having nothing to sync.
+// syncDir fsyncs the directory dir (atomicfile.SyncDir, the one
+// definition): a filesystem that cannot sync directories is taken as
+// having nothing to sync.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return errors.Wrapf(err, "wal: sync directory %s", errors.Safe(dir))
-	}
-	err = d.Sync()
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
-		err = nil
-	}
-	return errors.Wrapf(errors.CombineErrors(err, d.Close()), "wal: sync directory %s", errors.Safe(dir))
+	return errors.Wrap(atomicfile.SyncDir(dir), "wal")
 }

@@ -1,4 +1,4 @@
-package eventlog
+package boltfmt
 
 import (
 	"unsafe"
@@ -16,30 +16,30 @@ import (
 // them all: seconds per read, gigabytes of memory). So every value is
 // checked against the pages the transaction can see before it is read.
 
-// mapBounds is the part of the memory map a transaction's pages occupy:
+// Bounds is the part of the memory map a transaction's pages occupy:
 // [lo, hi), hi from the transaction's high-water mark, which a store never
 // exceeds. A value can also lie outside the map: in a page a write
 // transaction built in memory, or in an inline bucket that bbolt copied to
 // the heap to align it (an inline bucket is smaller than a page).
-type mapBounds struct {
+type Bounds struct {
 	lo, hi uintptr
 	// outside is the longest value that may lie outside the map.
 	outside int
 }
 
-func boundsOf(tx *bolt.Tx) mapBounds {
+func BoundsOf(tx *bolt.Tx) Bounds {
 	info := tx.DB().Info()
-	m := mapBounds{lo: info.Data, hi: info.Data + uintptr(tx.Size()), outside: info.PageSize}
+	m := Bounds{lo: info.Data, hi: info.Data + uintptr(tx.Size()), outside: info.PageSize}
 	if tx.Writable() {
 		m.outside = codec.MaxPack
 	}
 	return m
 }
 
-// holds reports whether v can be read: no longer than a pack, and
+// Holds reports whether v can be read: no longer than a pack, and
 // inside the transaction's pages, or short enough for a page built in
 // memory.
-func (m mapBounds) holds(v []byte) bool {
+func (m Bounds) Holds(v []byte) bool {
 	if len(v) > codec.MaxPack {
 		return false
 	}
@@ -53,10 +53,10 @@ func (m mapBounds) holds(v []byte) bool {
 	return uintptr(len(v)) <= m.hi-p
 }
 
-// check returns nil when m holds v, else an ErrCorrupt error naming what
+// Check returns nil when m holds v, else an ErrCorrupt error naming what
 // v is.
-func (m mapBounds) check(v []byte, what string) error {
-	if m.holds(v) {
+func (m Bounds) Check(v []byte, what string) error {
+	if m.Holds(v) {
 		return nil
 	}
 	return corruptf("eventlog: %s: a value of %d bytes that lies outside the store's pages (a damaged page)",

@@ -1,4 +1,4 @@
-package eventlog
+package boltfmt
 
 import (
 	"encoding/binary"
@@ -23,22 +23,6 @@ const (
 	boltMetaSize    = 64
 	boltMetaPageMin = 512
 )
-
-// CheckMeta checks bbolt's two meta pages, which bbolt validates on Open
-// but, finding the newest one damaged, silently replaces by the older one:
-// the store then reads as it was one commit earlier, and nothing else can
-// tell. CheckMeta reports that case (and any damaged meta page) as
-// ErrCorrupt naming the page and the transaction the store now reads. A
-// power loss during a commit can leave the same picture, with no commit
-// lost that was acknowledged; the error says both.
-func (l *Log) CheckMeta() error {
-	f, err := os.Open(l.path)
-	if err != nil {
-		return errors.Wrapf(err, "eventlog: read meta pages of %s", errors.Safe(l.path))
-	}
-	defer f.Close()
-	return checkMeta(f)
-}
 
 type metaPage struct {
 	ok   bool
@@ -93,8 +77,8 @@ func readMetas(r io.ReaderAt) (m0, m1 metaPage) {
 // default, and what stores before format 3 have), then the other powers
 // of two bbolt takes.
 func pageSizes() []uint64 {
-	out := []uint64{pageSize}
-	if os := uint64(os.Getpagesize()); os != pageSize {
+	out := []uint64{PageSize}
+	if os := uint64(os.Getpagesize()); os != PageSize {
 		out = append(out, os)
 	}
 	for ps := uint64(boltMetaPageMin); ps <= 1<<16; ps *= 2 {
@@ -105,7 +89,15 @@ func pageSizes() []uint64 {
 	return out
 }
 
-func checkMeta(r io.ReaderAt) error {
+// CheckMeta checks bbolt's two meta pages in the store file r, which
+// bbolt validates on Open but, finding the newest one damaged, silently
+// replaces by the older one: the store then reads as it was one commit
+// earlier, and nothing else can tell. CheckMeta reports that case (and
+// any damaged meta page) as ErrCorrupt naming the page and the
+// transaction the store now reads. A power loss during a commit can leave
+// the same picture, with no commit lost that was acknowledged; the error
+// says both.
+func CheckMeta(r io.ReaderAt) error {
 	m0, m1 := readMetas(r)
 	switch {
 	case m0.ok && m1.ok:
@@ -120,4 +112,15 @@ func checkMeta(r io.ReaderAt) error {
 	return errors.WithHint(corruptf("eventlog: bbolt meta page %d is damaged (%s): the store reads the commit of meta page %d (txid %d), and the commit after it, if there was one, is lost",
 		errors.Safe(bad), errors.Safe(why), errors.Safe(good), errors.Safe(goodMeta.txid)),
 		"a power loss while committing leaves the same picture without losing an acknowledged write; otherwise restore the store from a copy, or run 'logtool salvage'")
+}
+
+// Needs returns the size in bytes that the last transaction of the store
+// file r needs, by its newest valid meta page (high-water mark × page
+// size); ok is false when neither meta page is valid.
+func Needs(r io.ReaderAt) (need int64, ok bool) {
+	m, err := newestMeta(r)
+	if err != nil {
+		return 0, false
+	}
+	return int64(m.hw) * int64(m.size), true
 }

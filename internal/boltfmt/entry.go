@@ -1,12 +1,13 @@
-package eventlog
+package boltfmt
 
 import (
 	"encoding/binary"
 
 	"github.com/cockroachdb/errors"
 
-	"github.com/sessionlog/sessionlog/eventlog/layout"
+	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog/wal"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // The payload of a write-ahead log record: the writes of one group commit,
@@ -21,33 +22,62 @@ import (
 //	create  = bytes(header record) bytes(head record)
 //	append  = uvarint(first seq) uvarint(n) bytes(event record)×n bytes(head record)
 //	bytes   = uvarint(len) bytes
-const walEntryVersion = 1
+const entryVersion = 1
 
 const (
 	opCreate = 'c'
 	opAppend = 'a'
 )
 
-// encodeWALEntry appends the payload of ops to dst.
-func encodeWALEntry(dst []byte, ops []walOp) []byte {
-	dst = append(dst, walEntryVersion)
+// Op is one write of a write-ahead log record: a session's creation or
+// an append to it.
+type Op struct {
+	ID string
+	// HeaderRec is a creation's header record (nil for an append).
+	HeaderRec []byte
+	// First is the seq of an append's Recs[0]; Recs are its event records.
+	First int64
+	Recs  [][]byte
+	// HeadRec is the session's head record after the write.
+	HeadRec []byte
+}
+
+// Size is the number of record bytes the op holds.
+func (op *Op) Size() int64 {
+	n := int64(len(op.HeaderRec) + len(op.HeadRec))
+	for _, r := range op.Recs {
+		n += int64(len(r))
+	}
+	return n
+}
+
+// Entry is one write-ahead log record: the writes of one group commit.
+type Entry struct {
+	LSN  uint64
+	Ops  []Op
+	Size int64 // the ops' record bytes
+}
+
+// EncodeEntry appends the payload of ops to dst.
+func EncodeEntry(dst []byte, ops []Op) []byte {
+	dst = append(dst, entryVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(ops)))
 	for i := range ops {
 		op := &ops[i]
-		if op.headerRec != nil {
+		if op.HeaderRec != nil {
 			dst = append(dst, opCreate)
-			dst = appendBytes(dst, []byte(op.id))
-			dst = appendBytes(dst, op.headerRec)
+			dst = appendBytes(dst, []byte(op.ID))
+			dst = appendBytes(dst, op.HeaderRec)
 		} else {
 			dst = append(dst, opAppend)
-			dst = appendBytes(dst, []byte(op.id))
-			dst = binary.AppendUvarint(dst, uint64(op.first))
-			dst = binary.AppendUvarint(dst, uint64(len(op.recs)))
-			for _, r := range op.recs {
+			dst = appendBytes(dst, []byte(op.ID))
+			dst = binary.AppendUvarint(dst, uint64(op.First))
+			dst = binary.AppendUvarint(dst, uint64(len(op.Recs)))
+			for _, r := range op.Recs {
 				dst = appendBytes(dst, r)
 			}
 		}
-		dst = appendBytes(dst, op.headRec)
+		dst = appendBytes(dst, op.HeadRec)
 	}
 	return dst
 }
@@ -57,28 +87,28 @@ func appendBytes(dst, b []byte) []byte {
 	return append(dst, b...)
 }
 
-// decodeWALEntry decodes a payload written by encodeWALEntry. The slices
+// DecodeEntry decodes a payload written by EncodeEntry. The slices
 // of the ops alias p (the caller passes a copy it keeps). The records are
 // not checked here: the applier checks each session's seqs against the
 // tree, and readers check every record they read.
-func decodeWALEntry(lsn uint64, p []byte) (walEntry, error) {
-	e := walEntry{lsn: lsn}
+func DecodeEntry(lsn uint64, p []byte) (Entry, error) {
+	e := Entry{LSN: lsn}
 	d := entryDecoder{p: p}
-	if v := d.byte(); d.err == nil && v != walEntryVersion {
-		return walEntry{}, errors.WithHint(unsupportedf("eventlog: write-ahead log record %d has entry version %d (this program reads %d)",
-			errors.Safe(lsn), errors.Safe(v), errors.Safe(walEntryVersion)), "use a newer logtool")
+	if v := d.byte(); d.err == nil && v != entryVersion {
+		return Entry{}, errors.WithHint(unsupportedf("eventlog: write-ahead log record %d has entry version %d (this program reads %d)",
+			errors.Safe(lsn), errors.Safe(v), errors.Safe(entryVersion)), "use a newer logtool")
 	}
 	n := d.uvarint()
 	if n > uint64(len(d.p)) {
 		d.fail("op count out of range")
 	}
 	for ; d.err == nil && n > 0; n-- {
-		var op walOp
+		var op Op
 		kind := d.byte()
-		op.id = string(d.bytes())
+		op.ID = string(d.bytes())
 		switch kind {
 		case opCreate:
-			op.headerRec = d.bytes()
+			op.HeaderRec = d.bytes()
 		case opAppend:
 			first := d.uvarint()
 			n := d.uvarint()
@@ -86,26 +116,26 @@ func decodeWALEntry(lsn uint64, p []byte) (walEntry, error) {
 				d.fail("append seqs out of range")
 				break
 			}
-			op.first = int64(first)
-			op.recs = make([][]byte, n)
-			for i := range op.recs {
-				op.recs[i] = d.bytes()
+			op.First = int64(first)
+			op.Recs = make([][]byte, n)
+			for i := range op.Recs {
+				op.Recs[i] = d.bytes()
 			}
 		default:
 			d.fail("unknown op kind")
 		}
-		op.headRec = d.bytes()
-		if d.err == nil && (op.id == "" || len(op.headRec) == 0 || (kind == opCreate && len(op.headerRec) == 0)) {
+		op.HeadRec = d.bytes()
+		if d.err == nil && (op.ID == "" || len(op.HeadRec) == 0 || (kind == opCreate && len(op.HeaderRec) == 0)) {
 			d.fail("empty field")
 		}
-		e.ops = append(e.ops, op)
-		e.size += op.size()
+		e.Ops = append(e.Ops, op)
+		e.Size += op.Size()
 	}
 	if d.err == nil && len(d.p) > 0 {
 		d.fail("trailing bytes")
 	}
 	if d.err != nil {
-		return walEntry{}, errors.Wrapf(d.err, "eventlog: write-ahead log record %d", errors.Safe(lsn))
+		return Entry{}, errors.Wrapf(d.err, "eventlog: write-ahead log record %d", errors.Safe(lsn))
 	}
 	return e, nil
 }
@@ -180,27 +210,39 @@ type WALWrite struct {
 func ReadWAL(path string, after uint64, fn func(WALWrite) error) (wal.Report, error) {
 	dir := WALDir(path)
 	rep, err := wal.Read(dir, after, func(lsn uint64, payload []byte) error {
-		e, err := decodeWALEntry(lsn, payload)
+		e, err := DecodeEntry(lsn, payload)
 		if err != nil {
 			return err
 		}
-		for i := range e.ops {
-			op := &e.ops[i]
-			if err := fn(WALWrite{LSN: lsn, Session: op.id, HeaderRecord: op.headerRec, First: op.first,
-				Records: op.recs, HeadRecord: op.headRec}); err != nil {
+		for i := range e.Ops {
+			op := &e.Ops[i]
+			if err := fn(WALWrite{LSN: lsn, Session: op.ID, HeaderRecord: op.HeaderRec, First: op.First,
+				Records: op.Recs, HeadRecord: op.HeadRec}); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return rep, walError(err, dir)
+		return rep, WALError(err, dir)
 	}
 	return rep, nil
 }
 
-// DecodeWALRecord decodes meta/wal (for salvage).
-func DecodeWALRecord(rec []byte) (layout.WALRecord, error) { return decodeWAL(rec) }
+// WALDir is the directory of the store's write-ahead log segments: the
+// store's path with "-wal" appended. It exists while the store is open
+// for writing, and after a crash until the next read-write Open.
+func WALDir(path string) string { return path + "-wal" }
+
+// WALError classifies an error of the wal package reading the log in dir:
+// damage is ErrCorrupt.
+func WALError(err error, dir string) error {
+	if errors.Is(err, wal.ErrCorrupt) {
+		return errors.WithHint(errclass.Mark(errors.Wrapf(err, "eventlog: write-ahead log %s", errors.Safe(dir)), codec.ErrCorrupt),
+			"'logtool verify' names the damage, 'logtool salvage' copies out what still verifies")
+	}
+	return errors.Wrapf(err, "eventlog: write-ahead log %s", errors.Safe(dir))
+}
 
 // uvarintLen is the length of v's canonical uvarint encoding.
 func uvarintLen(v uint64) int {

@@ -1,13 +1,12 @@
-package eventlogtest
+package bolttest
 
 import (
 	"bytes"
-	"encoding/binary"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
 )
 
 // UnpackStore rewrites every session's events in the closed bbolt store
@@ -26,13 +25,17 @@ func UnpackStore(t testing.TB, path string) {
 	}
 	defer db.Close()
 	err = db.Update(func(tx *bolt.Tx) error {
-		ss := tx.Bucket([]byte("sessions"))
+		ss := tx.Bucket(boltfmt.BucketSessions)
 		return ss.ForEachBucket(func(id []byte) error {
-			eb := ss.Bucket(id).Bucket([]byte("events"))
+			eb := ss.Bucket(id).Bucket(boltfmt.BucketEvents)
 			var keys, recs [][]byte
 			if err := eb.ForEach(func(k, v []byte) error {
 				keys = append(keys, bytes.Clone(k))
-				return eventlog.ValueRecords(int64(binary.BigEndian.Uint64(k)), v, 0, func(_ int64, rec []byte) error {
+				last, err := boltfmt.ParseSeqKey(k)
+				if err != nil {
+					return err
+				}
+				return boltfmt.ValueRecords(last, v, 0, func(_ int64, rec []byte) error {
 					recs = append(recs, bytes.Clone(rec))
 					return nil
 				})
@@ -45,7 +48,7 @@ func UnpackStore(t testing.TB, path string) {
 				}
 			}
 			for seq, rec := range recs {
-				if err := eb.Put(binary.BigEndian.AppendUint64(nil, uint64(seq)), rec); err != nil {
+				if err := eb.Put(boltfmt.SeqKey(int64(seq)), rec); err != nil {
 					return err
 				}
 			}
@@ -54,10 +57,10 @@ func UnpackStore(t testing.TB, path string) {
 	})
 	if err == nil {
 		err = db.Update(func(tx *bolt.Tx) error {
-			ss := tx.Bucket([]byte("sessions"))
+			ss := tx.Bucket(boltfmt.BucketSessions)
 			return ss.ForEachBucket(func(id []byte) error {
 				b := ss.Bucket(id)
-				return b.Put([]byte("head"), bytes.Clone(b.Get([]byte("head"))))
+				return b.Put(boltfmt.KeyHead, bytes.Clone(b.Get(boltfmt.KeyHead)))
 			})
 		})
 	}

@@ -1,4 +1,4 @@
-package eventlog
+package boltfmt
 
 import (
 	"github.com/cockroachdb/errors"
@@ -14,12 +14,12 @@ import (
 // any seq land on the value that holds it, never past it (onto a page
 // that may be damaged).
 
-// putEvents writes the events of recs, their records as the log holds
+// PutEvents writes the events of recs, their records as the log holds
 // them (codec.EncodeEventRecord), from seq first on, into the session's
 // events bucket, in packs of up to codec.PackTarget bytes. The bucket's
 // last value, when it is a pack with room left, is re-opened and filled
 // first. It checks that the bucket ends at seq first-1.
-func putEvents(eb *bolt.Bucket, session string, first int64, recs [][]byte) error {
+func PutEvents(eb *bolt.Bucket, session string, first int64, recs [][]byte) error {
 	eb.FillPercent = 1.0 // append-only: full pages
 	var open [][]byte    // payloads of the pack being filled
 	size := 0            // their codec.PackSize
@@ -30,7 +30,7 @@ func putEvents(eb *bolt.Bucket, session string, first int64, recs [][]byte) erro
 	case k == nil:
 		return corruptf("eventlog: session %q: appending seq %d to an empty events bucket", errors.Safe(session), errors.Safe(first))
 	default:
-		last, err := parseSeqKey(k)
+		last, err := ParseSeqKey(k)
 		if err != nil {
 			return errors.Wrapf(err, "eventlog: session %q: the last event key", errors.Safe(session))
 		}
@@ -64,7 +64,7 @@ func putEvents(eb *bolt.Bucket, session string, first int64, recs [][]byte) erro
 		var pack []byte
 		pack, raw = codec.AppendPack(nil, raw, open)
 		last := start + int64(len(open)) - 1
-		if err := eb.Put(seqKey(last), pack); err != nil {
+		if err := eb.Put(SeqKey(last), pack); err != nil {
 			return errors.Wrapf(err, "eventlog: session %q seq %d", errors.Safe(session), errors.Safe(last))
 		}
 		start, open, size = last+1, open[:0], 0
@@ -86,11 +86,11 @@ func putEvents(eb *bolt.Bucket, session string, first int64, recs [][]byte) erro
 	return flush()
 }
 
-// unpack returns the payloads of the value v stored under key last, and
+// Unpack returns the payloads of the value v stored under key last, and
 // the seq of the first: a pack's events, or one record's. Frames are
 // checked (codec.DecodePack, codec.Unframe); payloads are not. A pack's
 // payloads are a new buffer; a record's aliases v.
-func unpack(last int64, v []byte) (first int64, payloads [][]byte, err error) {
+func Unpack(last int64, v []byte) (first int64, payloads [][]byte, err error) {
 	if codec.IsPack(v) {
 		payloads, err = codec.DecodePack(v)
 		if err != nil {
@@ -122,7 +122,7 @@ func ValueRecords(last int64, v []byte, from int64, fn func(seq int64, rec []byt
 	if !codec.IsPack(v) {
 		return fn(last, v)
 	}
-	first, payloads, err := unpack(last, v)
+	first, payloads, err := Unpack(last, v)
 	if err != nil {
 		return fn(min(max(from, 0), last), v)
 	}

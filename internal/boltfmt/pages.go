@@ -1,4 +1,4 @@
-package eventlog
+package boltfmt
 
 import (
 	"bytes"
@@ -300,7 +300,7 @@ func (w *pageWalker) root(root uint64, d *PageDamage) error {
 		if err != nil {
 			return err
 		}
-		if !bytes.Equal(k, bucketSessions) {
+		if !bytes.Equal(k, BucketSessions) {
 			_, err := w.visit(r, inline, 1, nil, func(_, v []byte, bucket bool) error {
 				if bucket {
 					return corruptf("bucket %q holds a bucket", errors.Safe(string(k)))
@@ -344,7 +344,7 @@ func (w *pageWalker) session(id string, v []byte, d *PageDamage) {
 		whole(err)
 		return
 	}
-	// A value is keyed by the seq of the last event it holds (pack.go):
+	// A value is keyed by the seq of the last event it holds (values.go):
 	// the damage starts after the last key read before it.
 	from := int64(0)
 	err = nil
@@ -460,7 +460,7 @@ func FindTree(r io.ReaderAt, size int64) (Tree, error) {
 			k0, k1 := n.key(0), n.key(1)
 			_, b0 := n.value(0)
 			_, b1 := n.value(1)
-			if !b0 || !b1 || !bytes.Equal(k0, bucketMeta) || !bytes.Equal(k1, bucketSessions) {
+			if !b0 || !b1 || !bytes.Equal(k0, BucketMeta) || !bytes.Equal(k1, BucketSessions) {
 				continue
 			}
 			t := Tree{PageSize: ps, Root: id, HW: hw, Damage: CheckPages(r, size, id, ps, hw)}
