@@ -12,19 +12,20 @@ import (
 // approved ones.
 func TestDeps(t *testing.T) {
 	allowed := map[string]string{
-		"github.com/sessionlog/sessionlog/codec":                 "the event model",
-		"github.com/sessionlog/sessionlog/eventlog":              "eventlogtest tests the Store",
-		"github.com/sessionlog/sessionlog/internal/boltfmt":      "the bbolt format, its one home",
-		"github.com/sessionlog/sessionlog/internal/atomicfile":   "SyncDir",
-		"github.com/sessionlog/sessionlog/eventlog/wal":          "the write-ahead log's files",
-		"github.com/cockroachdb/errors":                          "errors",
-		"github.com/vmihailenco/msgpack/v5":                      "engine records",
-		"go.etcd.io/bbolt":                                       "the store",
-		"go.etcd.io/bbolt/errors":                                "bbolt's error values",
-		"go.opentelemetry.io/otel/metric":                        "the metric API (no SDK)",
-		"github.com/sessionlog/sessionlog/internal/sessioncache": "the validator cache and writer locks",
-		"github.com/sessionlog/sessionlog/internal/observe":      "logger and metric setup shared with loop",
-		"github.com/sessionlog/sessionlog/internal/errclass":     "error classes that both errors packages see",
+		"github.com/sessionlog/sessionlog/codec":                    "the event model",
+		"github.com/sessionlog/sessionlog/eventlog":                 "eventlogtest tests the Store",
+		"github.com/sessionlog/sessionlog/internal/boltfmt":         "the bbolt format, its one home",
+		"github.com/sessionlog/sessionlog/internal/atomicfile":      "SyncDir",
+		"github.com/sessionlog/sessionlog/eventlog/wal":             "the write-ahead log's files",
+		"github.com/sessionlog/sessionlog/eventlog/internal/engine": "the engine both drivers share",
+		"github.com/cockroachdb/errors":                             "errors",
+		"github.com/vmihailenco/msgpack/v5":                         "engine records",
+		"go.etcd.io/bbolt":                                          "the store",
+		"go.etcd.io/bbolt/errors":                                   "bbolt's error values",
+		"go.opentelemetry.io/otel/metric":                           "the metric API (no SDK)",
+		"github.com/sessionlog/sessionlog/internal/sessioncache":    "the validator cache and writer locks",
+		"github.com/sessionlog/sessionlog/internal/observe":         "logger and metric setup shared with loop",
+		"github.com/sessionlog/sessionlog/internal/errclass":        "error classes that both errors packages see",
 	}
 	tests := []struct {
 		name, dir string
@@ -32,6 +33,8 @@ func TestDeps(t *testing.T) {
 	}{
 		{name: "eventlog", dir: "."},
 		{name: "eventlogtest", dir: "eventlogtest", testing: true},
+		{name: "engine", dir: "internal/engine"},
+		{name: "boltlog", dir: "boltlog"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +88,7 @@ func TestNoDomainBelow(t *testing.T) {
 		}
 	}
 	walk(".", mod+"eventlog")
+	walk("boltlog", mod+"eventlog/boltlog")
 	if len(seen) < 2 {
 		t.Fatalf("walked %d packages: the walk found nothing", len(seen))
 	}

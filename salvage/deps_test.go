@@ -15,6 +15,7 @@ func TestDeps(t *testing.T) {
 		"go.etcd.io/bbolt/errors":                              "bbolt's lock timeout",
 		"github.com/sessionlog/sessionlog/codec":               "records and events",
 		"github.com/sessionlog/sessionlog/eventlog":            "the store",
+		"github.com/sessionlog/sessionlog/eventlog/boltlog":    "the bbolt store, opened when it opens",
 		"github.com/sessionlog/sessionlog/internal/boltfmt":    "the bbolt format, read directly",
 		"github.com/sessionlog/sessionlog/internal/atomicfile": "SyncDir",
 		"github.com/sessionlog/sessionlog/eventlog/wal":        "the write-ahead log's segments, listed",

@@ -24,7 +24,7 @@
 //
 // # Reading a damaged store
 //
-// Copy reads through a Source. eventlog.Log is one, but it gives up more
+// Copy reads through a Source. boltlog.Log is one, but it gives up more
 // than the damage costs: its Open reads every session's bucket, so one
 // damaged page of one session makes the whole store unopenable, and its
 // Records reads a chunk of records whole or not at all. File reads the

@@ -17,12 +17,13 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/boltfmt"
 	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // File is a store file opened directly with bbolt, read-only, as a Source
-// for a store that eventlog.Open refuses: Open reads every session's
+// for a store that boltlog.Open refuses: Open reads every session's
 // bucket to find unpublished ones, so one damaged page of one session
 // makes the whole store unopenable. File reads the layout that package
 // eventlog documents as frozen (FormatVersion 1: the sessions bucket, one
@@ -83,7 +84,7 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 		o = *opts
 	}
 	if o.LockTimeout == 0 {
-		o.LockTimeout = eventlog.DefaultLockTimeout
+		o.LockTimeout = boltlog.DefaultLockTimeout
 	}
 	fi, err := os.Stat(path)
 	switch {
@@ -180,7 +181,7 @@ func (f *File) readFormat() error {
 	err := f.damaged("", -1)
 	if err != nil {
 		f.formatErr = errors.Wrapf(err, "salvage: %s: the format record is unreadable; reading it as format %d",
-			errors.Safe(f.path), errors.Safe(eventlog.FormatVersion))
+			errors.Safe(f.path), errors.Safe(boltlog.FormatVersion))
 		return nil
 	}
 	err = protect("meta/format", func() error {
@@ -207,10 +208,10 @@ func (f *File) readFormat() error {
 	switch {
 	case err != nil:
 		f.formatErr = errors.Wrapf(err, "salvage: %s: the format record is unreadable; reading it as format %d",
-			errors.Safe(f.path), errors.Safe(eventlog.FormatVersion))
-	case f.format > eventlog.FormatVersion:
+			errors.Safe(f.path), errors.Safe(boltlog.FormatVersion))
+	case f.format > boltlog.FormatVersion:
 		return errclass.Mark(errors.Newf("salvage: store format %d is newer than this program's %d",
-			errors.Safe(f.format), errors.Safe(eventlog.FormatVersion)), eventlog.ErrUnsupported)
+			errors.Safe(f.format), errors.Safe(boltlog.FormatVersion)), eventlog.ErrUnsupported)
 	}
 	return nil
 }
@@ -408,9 +409,7 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 	if err != nil {
 		return eventlog.Head{}, errclass.Mark(errors.Wrapf(err, "salvage: session %q: head record", errors.Safe(id)), ErrDamaged)
 	}
-	out := eventlog.Head{Header: hdr, Next: h.Next, Turns: h.Turns, LastTime: h.LastTime, StoredBytes: h.Stored}
-	copy(out.Chain[:], h.Chain)
-	return out, nil
+	return boltfmt.ToHead(h, hdr), nil
 }
 
 // Records calls fn with every record of the session's events bucket from

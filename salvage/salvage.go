@@ -10,12 +10,11 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/rebuild"
-
 	"github.com/sessionlog/sessionlog/internal/errclass"
+	"github.com/sessionlog/sessionlog/rebuild"
 )
 
-// Source is the damaged store salvage reads. *eventlog.Log (opened
+// Source is the damaged store salvage reads. *boltlog.Log (opened
 // read-only) implements it. Its methods may fail or panic on damage; each
 // call runs under recover.
 type Source interface {
@@ -32,7 +31,7 @@ type Source interface {
 	Records(ctx context.Context, session string, from int64, fn func(seq int64, rec []byte) error) error
 }
 
-// Destination is the new store salvage writes. *eventlog.Log implements
+// Destination is the new store salvage writes. *boltlog.Log implements
 // it.
 type Destination interface {
 	Import(ctx context.Context, h codec.SessionHeader, src eventlog.Source) (int64, error)

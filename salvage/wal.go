@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/wal"
 	"github.com/sessionlog/sessionlog/internal/boltfmt"
 	"github.com/sessionlog/sessionlog/internal/errclass"
@@ -19,7 +20,7 @@ import (
 // The write-ahead log.
 //
 // A store a crash left behind may hold acknowledged writes in its
-// write-ahead log only (eventlog.WALDir): creations of sessions, and
+// write-ahead log only (boltlog.WALDir): creations of sessions, and
 // appends that continue sessions of the tree. eventlog's reader replays
 // them itself; File reads the tree only, so Open lays the log's writes
 // over it (WAL): a session the log creates is read from the log alone,
@@ -65,7 +66,7 @@ type walSession struct {
 // that cannot be listed or read at all.
 func ReadWAL(path string) (*WAL, error) {
 	w := &WAL{sessions: map[string]*walSession{}}
-	segs, err := wal.Segments(eventlog.WALDir(path))
+	segs, err := wal.Segments(boltlog.WALDir(path))
 	if err != nil || len(segs) == 0 {
 		return w, err
 	}

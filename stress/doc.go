@@ -2,7 +2,7 @@
 // store and the loop make about durability and concurrency (SPEC §7
 // durability points and commit batches, §8.2 appends, §11). It holds no
 // production code: everything is in its tests, which drive the real
-// eventlog.Log on real bbolt files with the default durability (fsync on
+// boltlog.Log on real bbolt files with the default durability (fsync on
 // commit) and the real loop.
 //
 // # Crash safety (crash_test.go)
@@ -149,7 +149,7 @@
 // more (.ci/power.sh runs 60).
 //
 // The recipes pin what
-// the cuts found: TestPowerRecipeNewStoreName (eventlog.Open syncs the
+// the cuts found: TestPowerRecipeNewStoreName (boltlog.Open syncs the
 // store's directory; before, the first cut lost the whole store), and
 // TestPowerRecipeSalvageInto (salvage -o survives a cut right after it
 // returns); cmd/logtool's TestExportSurvivesPowerCut does the same for

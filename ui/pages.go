@@ -16,13 +16,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/verify"
-
-	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // funcs are the template helpers. Everything they return is plain text
@@ -263,7 +263,7 @@ func (s *Server) verifyPage(w http.ResponseWriter, r *http.Request) error {
 
 // verify runs verify.Session on the session of the request.
 func (s *Server) verify(r *http.Request) (verify.Result, error) {
-	vs, ok := s.st.(verify.Store) // *eventlog.Log is one
+	vs, ok := s.st.(verify.Store) // *boltlog.Log is one
 	if !ok {
 		return verify.Result{}, errors.Newf("this store cannot be verified from the UI")
 	}

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/pglog"
-	"github.com/sessionlog/sessionlog/internal/printable"
-
 	"github.com/sessionlog/sessionlog/internal/errclass"
+	"github.com/sessionlog/sessionlog/internal/printable"
 )
 
 // store is an open eventlog store.
@@ -47,12 +48,12 @@ func (g *globalOptions) open(mode openMode) (store, error) {
 	}
 	wait := g.lockTimeout
 	if wait == 0 {
-		wait = time.Nanosecond // one attempt; eventlog reads 0 as its default
+		wait = time.Nanosecond // one attempt; boltlog reads 0 as its default
 	}
 	// Writes are checked against every rule of the log: sessionlog.Open
 	// wires the rebuild fold as the validator (SPEC §8.2).
-	o := &eventlog.Options{ReadOnly: mode == openRead, LockTimeout: wait}
-	st, err := sessionlog.Open(path, o)
+	o := &eventlog.Options{ReadOnly: mode == openRead}
+	st, err := sessionlog.Open(context.Background(), path, o, &sessionlog.DriverOptions{Bolt: boltlog.Options{LockTimeout: wait}})
 	switch {
 	case err == nil:
 		g.warnMeta(st)
@@ -103,7 +104,7 @@ func (g *globalOptions) locked(err error) error {
 }
 
 // metaChecker is a store that can tell that bbolt opened it one commit
-// back; *eventlog.Log is one.
+// back; *boltlog.Log is one.
 type metaChecker interface {
 	CheckMeta() error
 }
@@ -135,8 +136,9 @@ func (g *globalOptions) warn(err error) {
 // --lock-timeout, but never less than pglog.DefaultConnectTimeout: a
 // database is not a file lock, and a busy server answers late.
 func (g *globalOptions) openURL(mode openMode) (store, error) {
-	o := &eventlog.Options{ReadOnly: mode == openRead, LockTimeout: max(g.lockTimeout, pglog.DefaultConnectTimeout)}
-	st, err := sessionlog.Open(g.db, o)
+	o := &eventlog.Options{ReadOnly: mode == openRead}
+	st, err := sessionlog.Open(context.Background(), g.db, o,
+		&sessionlog.DriverOptions{Postgres: pglog.Options{ConnectTimeout: max(g.lockTimeout, pglog.DefaultConnectTimeout)}})
 	if err != nil && errors.Is(err, eventlog.ErrNotFound) {
 		return nil, errclass.Mark(err, ErrNoStore)
 	}

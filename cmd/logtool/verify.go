@@ -8,12 +8,12 @@ import (
 	"os"
 
 	"github.com/cockroachdb/errors"
-	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/printable"
-	"github.com/sessionlog/sessionlog/verify"
 	"github.com/spf13/cobra"
 
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/errclass"
+	"github.com/sessionlog/sessionlog/internal/printable"
+	"github.com/sessionlog/sessionlog/verify"
 )
 
 // verifyOptions are the flags of logtool verify.
@@ -53,7 +53,7 @@ terminal.`,
 	return cmd
 }
 
-// lister lists the sessions of a store; *eventlog.Log is one.
+// lister lists the sessions of a store; *boltlog.Log is one.
 type lister interface {
 	SessionIDs(ctx context.Context) ([]string, error)
 }

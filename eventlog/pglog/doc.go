@@ -73,18 +73,18 @@
 // idle_in_transaction_session_timeout (the statement timeout), so no
 // statement waits without end for a lock another session holds (a LOCK
 // TABLE by hand, a migration, a stalled writer) and no transaction of the
-// store holds its locks for long. eventlog.Options.Postgres sets them;
+// store holds its locks for long. Options (this package's) sets them;
 // a zero field keeps the URL's parameter of that name, else the default.
 // A statement the server cancels for either bound (SQLSTATE 55P03,
 // 57014) fails its call with eventlog.ErrLocked, the message naming the
 // operation and the bound, never SQL or values; a write so refused wrote
 // nothing. A group commit past a bound fails every write of its batch at
 // once rather than retrying them one by one, each waiting again.
-// Options.LockTimeout bounds only the connection attempt.
+// Options.ConnectTimeout bounds the connection attempt.
 //
 // # Logs and metrics
 //
-// Options.Logger and Options.Metrics work as for the bbolt Log, under the
+// eventlog.Options.Logger and Metrics work as for the bbolt Log, under the
 // same names where the meaning is the same: eventlog.MetricCommitDuration
 // (a Create or Append until durable), eventlog.MetricCommitEvents (events
 // per group-commit transaction) and the eventlog.MetricValidator counters

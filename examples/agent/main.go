@@ -21,11 +21,10 @@ import (
 	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/header"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/provider"
 	"github.com/sessionlog/sessionlog/wire"
-
-	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 func main() {
@@ -136,7 +135,7 @@ func agent(ctx context.Context, c config, stdout, stderr io.Writer, getenv func(
 	if err != nil {
 		return err
 	}
-	store, err := sessionlog.Open(c.db, &eventlog.Options{Logger: log})
+	store, err := sessionlog.Open(ctx, c.db, &eventlog.Options{Logger: log}, nil)
 	if err != nil {
 		return err
 	}

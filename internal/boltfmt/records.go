@@ -8,6 +8,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
@@ -118,4 +119,17 @@ func DecodeHead(rec []byte) (HeadRecord, error) {
 		return HeadRecord{}, corruptf("eventlog: head record time is not finite")
 	}
 	return h, nil
+}
+
+// ToHead is the Head of a session whose decoded head record is h and
+// whose header is hdr.
+func ToHead(h HeadRecord, hdr codec.SessionHeader) eventlog.Head {
+	out := eventlog.Head{Header: hdr, Next: h.Next, Turns: h.Turns, LastTime: h.LastTime, StoredBytes: h.Stored}
+	copy(out.Chain[:], h.Chain)
+	return out
+}
+
+// FromHead is the head record of hd.
+func FromHead(hd *eventlog.Head) HeadRecord {
+	return HeadRecord{Next: hd.Next, Turns: hd.Turns, LastTime: hd.LastTime, Chain: hd.Chain[:], Stored: hd.StoredBytes}
 }
