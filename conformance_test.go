@@ -1,6 +1,7 @@
 package sessionlog_test
 
 import (
+	"context"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -31,10 +32,11 @@ func TestConformanceDefaultWiring(t *testing.T) {
 	var folded counter
 	eventlogtest.Run(t, func(t *testing.T) eventlog.Store {
 		path := filepath.Join(t.TempDir(), "s.db")
-		s, err := sessionlog.Open(path, &eventlog.Options{NoSync: true,
+		s, err := sessionlog.Open(context.Background(), path, &eventlog.Options{NoSync: true,
 			NewValidator: func(h codec.SessionHeader) eventlog.Validator {
 				return both{eventlogtest.NewValidator(h), counting{sessionlog.NewValidator(h), &folded}}
-			}})
+			}}, nil)
+
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,14 +17,16 @@
 //   - keys: the keys of encryption at rest (docs/forgetting.md#encryption-at-rest): a session's data
 //     key, the key-encryption keys that wrap it, and the Provider
 //     interface a key management service implements.
-//   - eventlog: the store. The Store interface and Log, its embedded
-//     implementation on one bbolt file: atomic appends with optimistic
-//     concurrency, atomic imports, forks, ordered scans and a chain hash
-//     per session. Package eventlog/eventlogtest is the conformance suite;
-//     eventlog/layout is the one definition of the on-disk names and
-//     records, which salvage reads through too; package eventlog/pglog is
-//     the same Store on PostgreSQL, shared by a fleet of hosts (Open takes
-//     a postgres:// URL).
+//   - eventlog: the store's contract. The Store interface (atomic appends
+//     with optimistic concurrency, atomic imports, forks, ordered scans
+//     and a chain hash per session), its options and error classes; one
+//     engine (eventlog/internal/engine) does what every store does alike,
+//     and two drivers hold their I/O: eventlog/boltlog, Log on one bbolt
+//     file, and eventlog/pglog, the same Store on PostgreSQL, shared by a
+//     fleet of hosts (Open takes a postgres:// URL). Package
+//     eventlog/eventlogtest is the conformance suite; internal/boltfmt is
+//     the one home of the bbolt format (names, records, pages), which
+//     salvage reads through too.
 //   - header: the request header (system prompt, tools, call config,
 //     session prefix) as canonical snapshots and deltas, and their fold.
 //   - rebuild: the fold that checks every rule of the log (the surface,

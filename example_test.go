@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -20,7 +21,7 @@ import (
 func ExampleOpen() {
 	dir, _ := os.MkdirTemp("", "sessionlog-example")
 	defer os.RemoveAll(dir)
-	store, err := sessionlog.Open(filepath.Join(dir, "sessions.db"), nil)
+	store, err := sessionlog.Open(context.Background(), filepath.Join(dir, "sessions.db"), nil, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -58,18 +58,22 @@ var packages = []row{
 	{pkg: "codec", floor: 1},
 	{pkg: "codec/internal/gendict", floor: 7}, // a command: builds codec's S2 dictionary from loggen's sessions
 	{pkg: "compact", floor: 2},
-	{pkg: "eventlog", floor: 4, on: []string{"eventlog/layout", "eventlog/wal", "internal/sessioncache"}},
+	{pkg: "eventlog", floor: 4, on: []string{"internal/sessioncache"}},
+	{pkg: "eventlog/boltlog", floor: 4, on: []string{"eventlog", "eventlog/internal/engine", "eventlog/wal", "internal/atomicfile", "internal/boltfmt"}},
+	{pkg: "eventlog/internal/engine", floor: 4, on: []string{"eventlog", "internal/sessioncache"}}, // what both stores do alike
 	{pkg: "eventlog/eventlogtest", floor: 4, on: []string{"eventlog"}, support: true},
-	{pkg: "eventlog/layout", floor: 4},
-	{pkg: "eventlog/pglog", floor: 4, on: []string{"eventlog", "internal/sessioncache"}},
-	{pkg: "eventlog/wal", floor: 4},
+	{pkg: "eventlog/pglog", floor: 4, on: []string{"eventlog", "eventlog/internal/engine"}},
+	{pkg: "eventlog/wal", floor: 4, on: []string{"internal/atomicfile"}},
 	{pkg: "examples/agent", floor: 7},
 	{pkg: "fuzz", floor: 7},
 	{pkg: "gateway", floor: 6},
 	{pkg: "header", floor: 2},
 	{pkg: "keys", floor: 4}, // reads key files and variables for the stores: the files and randomness floors 1–3 never touch
 	{pkg: "internal/agenttest", floor: 0, on: []string{"internal/fakemodel"}, support: true},
-	{pkg: "internal/atomicfile", floor: 5}, // the commands' output files; syncs directories as the store does
+	{pkg: "internal/atomicfile", floor: 4}, // files written whole: the commands' output, the store's; syncs directories as the store does
+	{pkg: "internal/boltfmt", floor: 4, on: []string{"eventlog", "eventlog/wal"}}, // the one home of the bbolt format
+	{pkg: "internal/boltfmt/bolttest", floor: 4, on: []string{"internal/boltfmt"}, support: true},
+	{pkg: "internal/errclass", floor: 0}, // error classes both errors.Is implementations see
 	{pkg: "internal/benchevents", floor: 0, support: true},
 	{pkg: "internal/corpus", floor: 0, support: true},
 	{pkg: "internal/fakemodel", floor: 0, support: true},
@@ -79,7 +83,7 @@ var packages = []row{
 	{pkg: "internal/observe", floor: 0},
 	{pkg: "internal/permtest", floor: 0, support: true},
 	{pkg: "internal/pgtest", floor: 0, support: true},
-	{pkg: "internal/powerfs", floor: 0, support: true},
+	{pkg: "internal/powerfs", floor: 0, on: []string{"internal/errclass"}, support: true},
 	{pkg: "internal/powerfs/powerfstest", floor: 0, on: []string{"internal/powerfs"}, support: true},
 	{pkg: "internal/printable", floor: 0},
 	{pkg: "internal/sessioncache", floor: 4}, // the stores' validator cache and writer locks
@@ -107,7 +111,7 @@ var never = []struct {
 	why      string
 }{
 	{
-		from: []string{"eventlog/...", "internal/sessioncache"},
+		from: []string{"eventlog/...", "internal/sessioncache", "internal/boltfmt"},
 		to:   []string{"header", "compact", "rebuild", "wire/..."},
 		why:  "storage knows the event model alone: the rules it validates with are wired in from above (sessionlog.Open)",
 	},
@@ -140,7 +144,7 @@ var stdRules = []struct {
 	},
 	{
 		imports: []string{"os"},
-		only:    []string{"eventlog/...", "salvage", "provider", "keys", "internal/atomicfile", "cmd/...", "examples/...", "codec/internal/gendict"},
+		only:    []string{"eventlog/...", "salvage", "provider", "keys", "internal/atomicfile", "internal/boltfmt", "cmd/...", "examples/...", "codec/internal/gendict"},
 		why:     "nothing below cmd/ reads files or variables it was not handed: the stores open the path they are given, salvage the file it copies, provider the key variable its caller names, keys the key file or variable its caller names",
 	},
 	{
@@ -183,8 +187,9 @@ var outside = map[int][]struct {
 	3: {{path: "github.com/cockroachdb/errors", why: "error classes"}},
 	4: {
 		{path: "github.com/cockroachdb/errors", why: "error classes"},
-		{path: "github.com/vmihailenco/msgpack/v5", only: []string{"eventlog"}, why: "the bbolt store's engine records (meta, head)"},
-		{path: "go.etcd.io/bbolt", only: []string{"eventlog", "eventlog/eventlogtest"}, why: "the embedded store; eventlogtest's UnpackStore rewrites one for damage tests"},
+		{path: "github.com/vmihailenco/msgpack/v5", only: []string{"internal/boltfmt"}, why: "the bbolt store's engine records (meta, head)"},
+		{path: "go.etcd.io/bbolt", only: []string{"eventlog/boltlog", "internal/boltfmt", "internal/boltfmt/bolttest"}, why: "the embedded store, its format's one home, and the test helper that rewrites a store file for damage tests"},
+		{path: "go.etcd.io/bbolt/errors", only: []string{"eventlog/boltlog"}, why: "bbolt's own error values, to class them"},
 		{path: "github.com/jackc/pgx/v5", only: []string{"eventlog/pglog"}, why: "the PostgreSQL store"},
 		{path: "go.opentelemetry.io/otel", only: []string{"eventlog/...", "internal/sessioncache"}, why: "the metric API (no SDK)"},
 	},
@@ -646,10 +651,10 @@ func TestFloorProblems(t *testing.T) {
 		{"an import up", func(pkgs map[string]*listed) { addImport(pkgs, "codec", modulePath+"/rebuild") },
 			"codec (floor 1) depends on rebuild (floor 3), above it: codec → rebuild"},
 		{"an import up, transitively", func(pkgs map[string]*listed) { addImport(pkgs, "eventlog/wal", modulePath+"/loop") },
-			"eventlog/pglog (floor 4) depends on loop (floor 5), above it: eventlog/pglog → eventlog → eventlog/wal → loop"},
+			"eventlog/boltlog (floor 4) depends on loop (floor 5), above it: eventlog/boltlog → eventlog/wal → loop"},
 		{"sideways without on", func(pkgs map[string]*listed) { addImport(pkgs, "transcript", modulePath+"/eventlog") },
 			"transcript depends on eventlog, on its own floor 4, which its row's on does not allow"},
-		{"storage on the domain", func(pkgs map[string]*listed) { addImport(pkgs, "eventlog/layout", modulePath+"/header") },
+		{"storage on the domain", func(pkgs map[string]*listed) { addImport(pkgs, "eventlog/internal/engine", modulePath+"/header") },
 			"eventlog/pglog depends on header: storage knows the event model alone"},
 		{"a provider on the store", func(pkgs map[string]*listed) { addImport(pkgs, "provider", modulePath+"/eventlog") },
 			"provider depends on eventlog: a provider sends"},
@@ -671,9 +676,9 @@ func TestFloorProblems(t *testing.T) {
 		{"test support in a library", func(pkgs map[string]*listed) { addImport(pkgs, "verify", modulePath+"/internal/pgtest") },
 			"verify imports internal/pgtest, which is test support"},
 		{"a stale on", func(pkgs map[string]*listed) {
-			p := pkgs["eventlog"]
+			p := pkgs["eventlog/boltlog"]
 			p.Imports = slices.DeleteFunc(p.Imports, func(s string) bool { return s == modulePath+"/eventlog/wal" })
-		}, "eventlog: on names eventlog/wal, which it does not import"},
+		}, "eventlog/boltlog: on names eventlog/wal, which it does not import"},
 		{"a stale outside entry", func(pkgs map[string]*listed) {
 			p := pkgs["eventlog/pglog"]
 			p.Imports = slices.DeleteFunc(p.Imports, func(s string) bool { return under(s, "github.com/jackc/pgx/v5") })

@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/pgtest"
 )
 
@@ -45,7 +47,7 @@ func testOpenValidates(t *testing.T, path string) {
 	}
 	delta := `{"type":"request/header-delta","seq":1,"time":0,"data":{"system":{"keepStart":0,"keepEnd":0,"insert":["x"]}}}`
 	for round := 0; round < 2; round++ {
-		l, err := sessionlog.Open(path, &eventlog.Options{NoSync: true})
+		l, err := sessionlog.Open(context.Background(), path, &eventlog.Options{NoSync: true}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,8 +85,8 @@ func testOpenValidates(t *testing.T, path string) {
 func TestOpenValidation(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	if _, err := eventlog.Open(filepath.Join(dir, "a.db"), &eventlog.Options{NoSync: true}); !errors.Is(err, eventlog.ErrNoValidation) {
-		t.Fatalf("eventlog.Open without a validator = %v, want ErrNoValidation", err)
+	if _, err := boltlog.Open(filepath.Join(dir, "a.db"), &eventlog.Options{NoSync: true}, nil); !errors.Is(err, eventlog.ErrNoValidation) {
+		t.Fatalf("boltlog.Open without a validator = %v, want ErrNoValidation", err)
 	}
 	bad := `{"type":"request/header-delta","seq":0,"time":0,"data":{"system":{"keepStart":0,"keepEnd":0,"insert":["x"]}}}`
 	ev, err := codec.ParseEvent([]byte(bad), codec.Limits{})
@@ -102,7 +104,7 @@ func TestOpenValidation(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, err := sessionlog.Open(filepath.Join(dir, fmt.Sprintf("%d.db", i)), &tt.opts)
+			l, err := sessionlog.Open(context.Background(), filepath.Join(dir, fmt.Sprintf("%d.db", i)), &tt.opts, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,9 +11,11 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
@@ -31,9 +33,9 @@ func (e *events) Next() (codec.Event, error) {
 	return ev, nil
 }
 
-func openStore(t testing.TB) *eventlog.Log {
+func openStore(t testing.TB) *boltlog.Log {
 	t.Helper()
-	st, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	st, err := boltlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/header"
 	"github.com/sessionlog/sessionlog/rebuild"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Change is one header field that differs between two steps. From and To
@@ -100,10 +102,10 @@ func DiffSteps(ctx context.Context, st Store, head eventlog.Head, a, b Ref) (*Di
 		r Ref
 	}{{sa, a}, {sb, b}} {
 		if c.s == nil {
-			return nil, errors.Mark(errors.Newf("session %s has no step %s", errors.Safe(id), errors.Safe(c.r.String())), eventlog.ErrNotFound)
+			return nil, errclass.Mark(errors.Newf("session %s has no step %s", errors.Safe(id), errors.Safe(c.r.String())), eventlog.ErrNotFound)
 		}
 		if c.s.Null {
-			return nil, errors.Mark(errors.Newf("step %s of session %s has no request (no header was in force)", errors.Safe(c.r.String()), errors.Safe(id)), ErrNullRequest)
+			return nil, errclass.Mark(errors.Newf("step %s of session %s has no request (no header was in force)", errors.Safe(c.r.String()), errors.Safe(id)), ErrNullRequest)
 		}
 	}
 	return Compare(id, sa, sb)

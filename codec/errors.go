@@ -1,9 +1,9 @@
 package codec
 
 import (
-	"fmt"
-
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 var (
@@ -30,56 +30,26 @@ var (
 
 // corruptf returns an error marked ErrCorrupt, created one frame up.
 func corruptf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
 }
 
 // invalidf returns an error marked ErrInvalid, created one frame up.
 func invalidf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
 }
 
 // unsupportedf returns an error marked ErrUnsupported, created one frame up.
 func unsupportedf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrUnsupported)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrUnsupported)
 }
 
 // MarkKeys returns err in class keys: errors.Is(err, ErrKeys) holds for
 // the result with the standard library's errors.Is as with
-// cockroachdb/errors'. The message is err's. A nil err stays nil.
-//
-// The other classes are marks (errors.Mark), which only cockroachdb/errors
-// reads; a class that hosts meet at their own boundary (a missing key is
-// an operator's problem, not the store's) is an error type whose Is
-// method names the class, which both implementations call.
-func MarkKeys(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &keysError{cause: err}
-}
+// cockroachdb/errors' (internal/errclass, as every class). The message is
+// err's. A nil err stays nil.
+func MarkKeys(err error) error { return errclass.Mark(err, ErrKeys) }
 
 // keysf returns an error in class keys, created one frame up.
 func keysf(format string, args ...interface{}) error {
 	return MarkKeys(errors.NewWithDepthf(1, format, args...))
 }
-
-// keysError is an error of class keys: its cause with the class added.
-type keysError struct{ cause error }
-
-func (e *keysError) Error() string { return e.cause.Error() }
-
-// Unwrap returns the cause, so that both errors.Is implementations, and
-// errors.As, look further down the chain.
-func (e *keysError) Unwrap() error { return e.cause }
-
-// Is reports whether target is the class: errors.Is calls it for each
-// error of a chain.
-func (e *keysError) Is(target error) bool { return target == ErrKeys }
-
-// Format prints the error as cockroachdb/errors prints its own (%+v with
-// the cause's stack).
-func (e *keysError) Format(s fmt.State, verb rune) { errors.FormatError(e, s, verb) }
-
-// SafeFormatError adds nothing to the cause's message, which says
-// everything: the class is not printed.
-func (e *keysError) SafeFormatError(errors.Printer) error { return e.cause }

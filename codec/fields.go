@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Fields is the one field reader: it decodes the typed fields the engine
@@ -344,5 +346,5 @@ func corruptOrShort(err error) error {
 	if err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, ErrCorrupt) {
 		return err
 	}
-	return errors.Mark(err, ErrCorrupt)
+	return errclass.Mark(err, ErrCorrupt)
 }

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // ErrSyntax marks text that is not JSON: a grammar error, invalid UTF-8, or
@@ -86,7 +88,7 @@ type parser struct {
 
 func (p *parser) syntaxf(format string, args ...interface{}) error {
 	err := errors.NewWithDepthf(1, format, args...)
-	return errors.Mark(errors.Wrapf(err, "codec: byte %d", errors.Safe(p.pos)), ErrSyntax)
+	return errclass.Mark(errors.Wrapf(err, "codec: byte %d", errors.Safe(p.pos)), ErrSyntax)
 }
 
 func (p *parser) top() error {
@@ -149,7 +151,7 @@ func (p *parser) literal(word string, emit func()) error {
 func (p *parser) container(closer byte, obj bool) error {
 	p.depth++
 	if p.depth > p.maxDepth {
-		return errors.Mark(errors.Newf("codec: byte %d: nesting deeper than %d",
+		return errclass.Mark(errors.Newf("codec: byte %d: nesting deeper than %d",
 			errors.Safe(p.pos), errors.Safe(p.maxDepth)), ErrInvalid)
 	}
 	p.pos++
@@ -220,7 +222,7 @@ func (p *parser) key(keys *keySet) error {
 		return err
 	}
 	if !keys.add(p.out, start, len(p.out)) && p.invalid == nil {
-		p.invalid = errors.Mark(errors.Newf("codec: byte %d: duplicate object key",
+		p.invalid = errclass.Mark(errors.Newf("codec: byte %d: duplicate object key",
 			errors.Safe(keyPos)), ErrInvalid)
 	}
 	p.skipSpace()
@@ -484,7 +486,7 @@ func (p *parser) number() error {
 	f, err := strconv.ParseFloat(string(text), 64)
 	if err != nil || math.IsInf(f, 0) {
 		if p.invalid == nil {
-			p.invalid = errors.Mark(errors.Newf("codec: byte %d: number out of the float64 range",
+			p.invalid = errclass.Mark(errors.Newf("codec: byte %d: number out of the float64 range",
 				errors.Safe(start)), ErrInvalid)
 		}
 		f = 0 // the result is not returned

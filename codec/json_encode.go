@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // MaxStoredDepth bounds recursion over stored values, for every reader of
@@ -27,7 +29,7 @@ func ToJSON(dst, mp []byte) ([]byte, int, error) {
 	r := Reader{b: mp}
 	out, err := r.appendJSON(dst, maxStoredDepth)
 	if err != nil {
-		return dst, r.off, errors.Mark(errors.Wrapf(err, "codec: transcode at byte %d", errors.Safe(r.off)), ErrCorrupt)
+		return dst, r.off, errclass.Mark(errors.Wrapf(err, "codec: transcode at byte %d", errors.Safe(r.off)), ErrCorrupt)
 	}
 	return out, r.off, nil
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Scanner reads a session file in the interchange format (docs/format.md#interchange): the
@@ -172,7 +174,7 @@ func (s *Scanner) Header() (SessionHeader, error) {
 // broken rule); other errors keep their class.
 func markSyntax(err error) error {
 	if errors.Is(err, ErrSyntax) {
-		return errors.Mark(err, ErrCorrupt)
+		return errclass.Mark(err, ErrCorrupt)
 	}
 	return err
 }
@@ -236,7 +238,7 @@ func (s *Scanner) damaged(lineNo int, n int64, cause error) error {
 		s.torn.Lines++
 		s.torn.Bytes += n
 		if !tooLong && isTurnEnd(line, s.lim) {
-			return errors.Mark(errors.Wrapf(cause, "line %d (before the turn/end on line %d)",
+			return errclass.Mark(errors.Wrapf(cause, "line %d (before the turn/end on line %d)",
 				errors.Safe(lineNo), errors.Safe(s.line)), ErrCorrupt)
 		}
 	}

@@ -85,7 +85,7 @@ func DecodePack(rec []byte) ([][]byte, error) {
 	switch {
 	case len(rec) > MaxPack:
 		return nil, corruptf("codec: pack of %d bytes exceeds the %d byte cap", errors.Safe(len(rec)), errors.Safe(MaxPack))
-	case len(rec) < recordOverhead+2:
+	case len(rec) < RecordOverhead+2:
 		return nil, corruptf("codec: pack of %d bytes is too short", errors.Safe(len(rec)))
 	case rec[0] != RecordVersionPack && rec[0] != RecordVersionSealed:
 		return nil, corruptf("codec: record format version %d is not a pack", errors.Safe(rec[0]))

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // RecordVersion is the format-version byte of an uncompressed record:
@@ -18,8 +20,10 @@ const RecordVersion byte = 1
 // CRC). It is above the JSON line limit so that every importable line fits.
 const MaxRecord = 128 << 20
 
-// recordOverhead is the version byte plus the CRC32C trailer.
-const recordOverhead = 1 + 4
+// RecordOverhead is the bytes a record adds to its payload: the version
+// byte and the CRC32C trailer. An uncompressed event record is its payload
+// and RecordOverhead; the stores bound their batches by it.
+const RecordOverhead = 1 + 4
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -30,7 +34,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 //	| 1 byte  | n bytes             | 4 bytes                      |
 //	+---------+---------------------+------------------------------+
 func EncodeRecord(dst, payload []byte) []byte {
-	dst = slices.Grow(dst, len(payload)+recordOverhead) // one allocation, not one per append
+	dst = slices.Grow(dst, len(payload)+RecordOverhead) // one allocation, not one per append
 	start := len(dst)
 	dst = append(dst, RecordVersion)
 	dst = append(dst, payload...)
@@ -68,7 +72,7 @@ func Unframe(rec []byte, max int) ([]byte, error) {
 		return nil, corruptf("codec: record of %d bytes exceeds the %d byte cap",
 			errors.Safe(len(rec)), errors.Safe(max))
 	}
-	if len(rec) < recordOverhead+1 {
+	if len(rec) < RecordOverhead+1 {
 		return nil, corruptf("codec: record of %d bytes is too short", errors.Safe(len(rec)))
 	}
 	body := rec[:len(rec)-4]
@@ -80,7 +84,7 @@ func Unframe(rec []byte, max int) ([]byte, error) {
 	case v == RecordVersion:
 		return body[1:], nil
 	case v == RecordVersionS2:
-		return inflate(body[1:], max-recordOverhead)
+		return inflate(body[1:], max-RecordOverhead)
 	case v == RecordVersionPack:
 		return nil, corruptf("codec: record is a pack of events (DecodePack), not one record")
 	case v == RecordVersionSealed:
@@ -100,7 +104,7 @@ func Unframe(rec []byte, max int) ([]byte, error) {
 func ValidateValue(mp []byte) error {
 	r := Reader{b: mp}
 	if err := r.validate(maxStoredDepth); err != nil {
-		return errors.Mark(errors.Wrapf(err, "codec: payload byte %d", errors.Safe(r.off)), ErrCorrupt)
+		return errclass.Mark(errors.Wrapf(err, "codec: payload byte %d", errors.Safe(r.off)), ErrCorrupt)
 	}
 	if r.Len() != 0 {
 		return corruptf("codec: %d trailing bytes after the payload", errors.Safe(r.Len()))
@@ -253,7 +257,7 @@ func checksums(rec []byte) (stored, computed uint32) {
 // its CRC32C trailer disagrees with its bytes: how a reader of damaged
 // records tells a torn or flipped record from one whose frame is whole.
 func ChecksumMismatch(rec []byte) bool {
-	if len(rec) < recordOverhead {
+	if len(rec) < RecordOverhead {
 		return false
 	}
 	stored, computed := checksums(rec)

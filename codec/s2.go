@@ -93,7 +93,7 @@ func EncodeEventRecord(dst, payload []byte) []byte {
 	if z == nil {
 		return EncodeRecord(dst, payload)
 	}
-	dst = slices.Grow(dst, len(z)+recordOverhead) // exactly the record: no room for the payload it saved
+	dst = slices.Grow(dst, len(z)+RecordOverhead) // exactly the record: no room for the payload it saved
 	start := len(dst)
 	dst = append(dst, RecordVersionS2)
 	dst = append(dst, z...)

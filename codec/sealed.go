@@ -198,7 +198,7 @@ func OpenRecord(rec []byte, s *Sealer, max int) ([]byte, error) {
 			zbufs.Put(bp)
 			return nil, notOpened("record")
 		}
-		out, err := inflate(z, max-recordOverhead)
+		out, err := inflate(z, max-RecordOverhead)
 		putZbuf(bp, z)
 		return out, errors.Wrap(err, "codec: sealed record")
 	}
@@ -277,7 +277,7 @@ func CheckFrame(rec []byte, max int) (Frame, error) {
 	if len(rec) > max {
 		return Frame{}, corruptf("codec: record of %d bytes exceeds the %d byte cap", errors.Safe(len(rec)), errors.Safe(max))
 	}
-	if len(rec) < recordOverhead+1 {
+	if len(rec) < RecordOverhead+1 {
 		return Frame{}, corruptf("codec: record of %d bytes is too short", errors.Safe(len(rec)))
 	}
 	if sum, got := checksums(rec); got != sum {
@@ -318,7 +318,7 @@ func sealedFrame(rec []byte, max int) (f Frame, hdr int, err error) {
 	switch {
 	case len(rec) > max:
 		return Frame{}, 0, corruptf("codec: sealed record of %d bytes exceeds the %d byte cap", errors.Safe(len(rec)), errors.Safe(max))
-	case len(rec) < recordOverhead:
+	case len(rec) < RecordOverhead:
 		return Frame{}, 0, corruptf("codec: sealed record of %d bytes is too short", errors.Safe(len(rec)))
 	}
 	if sum, got := checksums(rec); got != sum {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Summarizer condenses a span of history.
@@ -44,7 +46,7 @@ func Frame(summary []byte) ([]byte, error) {
 	r := codec.NewReader(mp)
 	t, err := r.Next()
 	if err != nil || t.Kind != codec.KindArray {
-		return nil, errors.Mark(errors.New("compact: summary content is not an array"), codec.ErrInvalid)
+		return nil, errclass.Mark(errors.New("compact: summary content is not an array"), codec.ErrInvalid)
 	}
 	out := []byte(`[{"type":"text","text":`)
 	out = codec.AppendJSONString(out, []byte(Preamble+"\n\n<compacted-summary>"))

@@ -3,16 +3,15 @@ package eventlog
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// Store is what every log backend provides: the bbolt Log here, a
-// distributed one later. Package eventlogtest holds the conformance suite
-// that every implementation must pass.
+// Store is what every log backend provides: boltlog.Log on one bbolt
+// file, pglog.Store on PostgreSQL. Package eventlogtest holds the
+// conformance suite that every implementation must pass.
 type Store interface {
 	// Create stores a new, empty session with its header line. An id that
 	// exists already is ErrConflict.
@@ -31,9 +30,9 @@ type Store interface {
 	Scan(ctx context.Context, session string, from int64) (Iterator, error)
 	// Fork creates child (whose ParentSession and SeedLength must name
 	// source and at+1) holding source's events 0..at verbatim. at must be
-	// the seq of a turn/end (SPEC §8.5).
+	// the seq of a turn/end (docs/rules.md#fork).
 	Fork(ctx context.Context, source string, at int64, child codec.SessionHeader) error
-	// Import stores a whole session from src atomically (SPEC §8.2): staged
+	// Import stores a whole session from src atomically (docs/rules.md#import): staged
 	// in several transactions, published by the final head write. It
 	// returns the number of events stored. An existing id is ErrConflict.
 	Import(ctx context.Context, h codec.SessionHeader, src Source) (int64, error)
@@ -63,7 +62,7 @@ type Head struct {
 	Turns int64
 	// LastTime is the time of the last event (createdAt when empty).
 	LastTime float64
-	// Chain is the running chain hash of SPEC §8.2 over the header record
+	// Chain is the running chain hash of docs/rules.md#chain-hash over the header record
 	// and every event payload.
 	Chain [32]byte
 	// StoredBytes is the sum of the sizes of the events' records as the
@@ -85,21 +84,20 @@ type Validator = interface {
 	Validate(ev *codec.Event) error
 }
 
-// Options configures Open. The zero value (or nil) means the defaults,
-// except that a writable Open needs NewValidator or Unvalidated
-// (ErrNoValidation otherwise); sessionlog.Open supplies the default.
+// Options are what every store's Open takes (boltlog.Open, pglog.Open,
+// sessionlog.Open); each driver adds its own (boltlog.Options,
+// pglog.Options). The zero value (or nil) means the defaults, except that
+// a writable store needs NewValidator or Unvalidated (ErrNoValidation
+// otherwise); sessionlog.Open supplies the default.
 type Options struct {
-	// LockTimeout bounds the wait for a store held by another process;
-	// then Open fails with ErrLocked. 0 (or less) means 1 s: there is no
-	// unbounded wait.
-	LockTimeout time.Duration
-	// ReadOnly opens the store for reading; a missing file is ErrNotFound
-	// and nothing is created.
+	// ReadOnly opens the store for reading; a store that does not exist
+	// is ErrNotFound and nothing is created.
 	ReadOnly bool
-	// NoSync skips fsync on commit. For tests and benchmarks only: a crash
-	// may lose acknowledged appends.
+	// NoSync skips the store's syncs (bbolt's fdatasyncs, PostgreSQL's
+	// synchronous_commit). For tests and benchmarks only: a crash may
+	// lose acknowledged appends.
 	NoSync bool
-	// NewValidator returns the validation state for a session (SPEC §8.2).
+	// NewValidator returns the validation state for a session (docs/rules.md#validation).
 	// A store opened for writing needs it, or Unvalidated: the rules are
 	// injected from above, and package sessionlog's Open wires the
 	// default, rebuild.NewValidator, so that a log the store accepts is a
@@ -110,61 +108,28 @@ type Options struct {
 	// store without validation is never the accident of a nil NewValidator.
 	Unvalidated bool
 	// ValidatorCache bounds how many sessions' validation states are kept
-	// in memory (LRU); 0 means 256.
+	// in memory (LRU); 0 means DefaultValidatorCache.
 	ValidatorCache int
-	// ImportBatch is the number of events per import transaction; 0 means 4096.
+	// ImportBatch is the number of events per import transaction; 0 means
+	// DefaultImportBatch.
 	ImportBatch int
 	// Logger receives the store's log lines: opening, recovery, failed
 	// transactions (ids, seqs and sizes, never event content). nil is
 	// silent.
 	Logger *slog.Logger
-	// Metrics makes the store's instruments (the Metric names); nil
-	// records nothing and times nothing.
+	// Metrics makes the store's instruments (the Metric names, and each
+	// driver's own); nil records nothing and times nothing.
 	Metrics metric.MeterProvider
-	// WAL sizes and paces the write-ahead log of a bbolt store; its zero
-	// values are the defaults.
-	WAL WALOptions
-	// Postgres bounds the statements of a PostgreSQL store (package
-	// pglog); a bbolt store ignores it. For pglog, LockTimeout above
-	// bounds only the connection attempt.
-	Postgres PostgresOptions
 }
 
-// PostgresOptions bounds every statement and transaction of a PostgreSQL
-// store, set on each of its connections as the server's parameters of
-// the same names. A zero (or negative) field means the URL's parameter
-// when the URL has one (?lock_timeout=2s), else pglog's default. A
-// statement past either bound is cancelled by the server, and the call
-// fails with ErrLocked naming the operation that waited; nothing of it
-// is written.
-type PostgresOptions struct {
-	// StatementTimeout is statement_timeout: the longest one statement
-	// runs, waits for locks included (pglog.DefaultStatementTimeout, 1
-	// min). It also bounds how long a transaction may sit idle
-	// (idle_in_transaction_session_timeout), so that no transaction of
-	// the store holds its locks for longer.
-	StatementTimeout time.Duration
-	// LockTimeout is lock_timeout: the longest a statement waits for a
-	// lock another session holds (pglog.DefaultLockTimeout, 5 s), such as
-	// a table lock taken by hand or a row another writer has not
-	// committed yet.
-	LockTimeout time.Duration
-}
+// Defaults of Options.
+const (
+	DefaultValidatorCache = 256
+	DefaultImportBatch    = 4096
+)
 
-// WALOptions sizes and paces the write-ahead log (see the package doc,
-// Durability). Zero or negative values mean the defaults.
-type WALOptions struct {
-	// SegmentSize is the size at which a new segment file is started;
-	// DefaultSegmentSize when 0.
-	SegmentSize int64
-	// ApplyInterval is the longest an acknowledged write waits before the
-	// applier copies it into the tree; DefaultApplyInterval when 0.
-	ApplyInterval time.Duration
-	// ApplyBytes starts an apply round at once when the unapplied writes
-	// hold this many record bytes; DefaultApplyBytes when 0.
-	ApplyBytes int64
-	// MaxUnapplied bounds the unapplied writes (memory, and the log an
-	// Open after a crash replays): writers wait for the applier past it;
-	// DefaultMaxUnapplied when 0.
-	MaxUnapplied int64
-}
+// MaxSessionID bounds the length of a new session's id in bytes (a bbolt
+// key's own limit is 32 KiB). Every store applies it to Create, Import
+// and Fork, with the rest of the id rule: UTF-8 without control
+// characters.
+const MaxSessionID = 1024

@@ -1,11 +1,8 @@
 package eventlog
 
-import (
-	"crypto/sha256"
-	"hash"
-)
+import "crypto/sha256"
 
-// chainDomain prefixes the first link of every chain hash (SPEC §8.2).
+// chainDomain prefixes the first link of every chain hash (docs/rules.md#chain-hash).
 // Part of the format: frozen.
 const chainDomain = "sessionlog/chain/1"
 
@@ -30,19 +27,4 @@ func ChainNext(c [32]byte, payload []byte) [32]byte {
 	h.Write(payload)
 	h.Sum(c[:0])
 	return c
-}
-
-// chainer folds payloads into a chain hash, reusing one hash state.
-type chainer struct {
-	h hash.Hash
-	c [32]byte
-}
-
-func newChainer(c [32]byte) *chainer { return &chainer{h: sha256.New(), c: c} }
-
-func (ch *chainer) add(payload []byte) {
-	ch.h.Reset()
-	ch.h.Write(ch.c[:])
-	ch.h.Write(payload)
-	ch.h.Sum(ch.c[:0])
 }

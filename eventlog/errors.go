@@ -6,9 +6,10 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 )
 
-// Error classes (SPEC §11). Every error the package returns that belongs to
-// a class is marked with its sentinel; test with errors.Is. Errors name the
-// session and seq where they apply.
+// Error classes (docs/rules.md#error-classes). Every error a Store returns that belongs to a
+// class is marked with its sentinel; test with errors.Is, from the
+// standard library or cockroachdb/errors alike (internal/errclass). Errors
+// name the session and seq where they apply.
 var (
 	// ErrConflict is returned by an Append whose first seq is not the
 	// session's next seq, and by Create, Import or Fork onto an id that
@@ -17,10 +18,11 @@ var (
 	// ErrNotFound is returned for a session that does not exist (or is not
 	// published yet), and by a read-only Open of a path with no store.
 	ErrNotFound = errors.New("eventlog: not found")
-	// ErrLocked is returned by Open when another process (or another Log
-	// in this process) holds the store past Options.LockTimeout; and by
-	// any call of a PostgreSQL store whose statement waited for a lock
-	// past lock_timeout or ran past statement_timeout (Options.Postgres).
+	// ErrLocked is returned by a bbolt store's Open when another process
+	// (or another Log in this process) holds the file past
+	// boltlog.Options.LockTimeout; and by any call of a PostgreSQL store
+	// whose statement waited for a lock past lock_timeout or ran past
+	// statement_timeout (pglog.Options).
 	ErrLocked = errors.New("eventlog: store is locked")
 	// ErrClosed is returned by every method of a Log after Close, and by
 	// Next on a closed Iterator.
@@ -49,65 +51,3 @@ var (
 	// code, and a session header whose version is not 0.
 	ErrUnsupported = codec.ErrUnsupported
 )
-
-// corruptf returns an error marked ErrCorrupt, created one frame up.
-func corruptf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
-}
-
-// invalidf returns an error marked ErrInvalid, created one frame up.
-func invalidf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
-}
-
-// conflictf returns an error marked ErrConflict, created one frame up.
-func conflictf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrConflict)
-}
-
-// notFoundf returns an error marked ErrNotFound, created one frame up.
-func notFoundf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrNotFound)
-}
-
-// unsupportedf returns an error marked ErrUnsupported, created one frame up.
-func unsupportedf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrUnsupported)
-}
-
-// asInvalid reclassifies err, a refusal of bytes or events handed in by a
-// caller, as ErrInvalid. A corruption mark (the codec's, for bytes that do
-// not decode) is hidden behind a barrier that keeps the message, since the
-// bytes are the caller's, not damage on disk; other causes stay visible to
-// errors.Is.
-func asInvalid(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrCorrupt):
-		return codec.KeepPlace(err, errors.Mark(errors.Handled(err), ErrInvalid))
-	case errors.IsAny(err, ErrInvalid, ErrUnsupported):
-		return err
-	}
-	return errors.Mark(err, ErrInvalid)
-}
-
-// asCorrupt reclassifies err, a failure to decode stored bytes, as
-// ErrCorrupt: a stored record that breaks a rule is damage. An invalid
-// mark is hidden behind a barrier that keeps the message.
-func asCorrupt(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ErrInvalid):
-		return codec.KeepPlace(err, errors.Mark(errors.Handled(err), ErrCorrupt))
-	case errors.IsAny(err, ErrCorrupt, ErrUnsupported):
-		return err
-	}
-	return errors.Mark(err, ErrCorrupt)
-}
-
-// noSession is the ErrNotFound error for a session id.
-func noSession(id string) error {
-	return codec.NamesSession(errors.Mark(errors.NewWithDepthf(1, "eventlog: no session %q", errors.Safe(id)), ErrNotFound))
-}

@@ -13,11 +13,11 @@ import (
 
 // Append one turn to a new session as an atomic batch, then scan it back.
 // The store comes from sessionlog.Open, which validates with the rebuild
-// fold; eventlog.Open with Options.NewValidator does the same by hand.
+// fold; boltlog.Open with Options.NewValidator does the same by hand.
 func Example_appendAndScan() {
 	dir, _ := os.MkdirTemp("", "eventlog-example")
 	defer os.RemoveAll(dir)
-	store, err := sessionlog.Open(filepath.Join(dir, "sessions.db"), nil)
+	store, err := sessionlog.Open(context.Background(), filepath.Join(dir, "sessions.db"), nil, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -84,7 +84,7 @@ type rig struct {
 
 func openStore(t *testing.T, path string) eventlog.Store {
 	t.Helper()
-	st, err := sessionlog.Open(path, &eventlog.Options{NoSync: true})
+	st, err := sessionlog.Open(context.Background(), path, &eventlog.Options{NoSync: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func openStore(t *testing.T, path string) eventlog.Store {
 // does.
 func openSyncStore(tb testing.TB, path string) eventlog.Store {
 	tb.Helper()
-	st, err := sessionlog.Open(path, nil)
+	st, err := sessionlog.Open(context.Background(), path, nil, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	sessionlog "github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/gateway"
 	"github.com/sessionlog/sessionlog/internal/ssegen"
 	"github.com/sessionlog/sessionlog/wire/chunk"
@@ -174,8 +175,8 @@ func TestGatewayMemory(t *testing.T) {
 	// The store's unapplied tail is not the gateway's: bound it small, so
 	// that an applier that lags on a loaded machine does not count as the
 	// gateway holding answers.
-	st, err := sessionlog.Open(filepath.Join(t.TempDir(), "sessions.db"), &eventlog.Options{NoSync: true,
-		WAL: eventlog.WALOptions{ApplyBytes: 1 << 20, MaxUnapplied: 4 << 20}})
+	st, err := sessionlog.Open(context.Background(), filepath.Join(t.TempDir(), "sessions.db"), &eventlog.Options{NoSync: true},
+		&sessionlog.DriverOptions{Bolt: boltlog.Options{WAL: boltlog.WALOptions{ApplyBytes: 1 << 20, MaxUnapplied: 4 << 20}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 	"github.com/sessionlog/sessionlog/redact"
 )
 
@@ -135,12 +136,12 @@ type Options struct {
 var ErrUsage = errors.New("gateway: bad options")
 
 func usagef(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrUsage)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrUsage)
 }
 
 // invalidf returns an error marked codec.ErrInvalid.
 func invalidf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrInvalid)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrInvalid)
 }
 
 // CheckRecordHeader refuses a --record-header name that must never be

@@ -4,6 +4,8 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 var (
@@ -19,12 +21,12 @@ var (
 
 // invalidf returns an error marked ErrInvalid, created one frame up.
 func invalidf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
 }
 
 // corruptf returns an error marked ErrCorrupt, created one frame up.
 func corruptf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
 }
 
 // corrupt marks a reader failure as corruption unless it is classified
@@ -33,5 +35,5 @@ func corrupt(err error) error {
 	if err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, ErrCorrupt) {
 		return err
 	}
-	return errors.Mark(err, ErrCorrupt)
+	return errclass.Mark(err, ErrCorrupt)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
-	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/header"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/scenario"
@@ -36,7 +36,7 @@ func config(t testing.TB, js string) header.Config {
 // that records what it receives.
 type harness struct {
 	t     *testing.T
-	store *eventlog.Log
+	store *boltlog.Log
 	prov  *recording
 	host  *fixedHost
 }

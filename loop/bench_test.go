@@ -15,6 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/metrictest"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/rebuild"
@@ -119,7 +120,7 @@ func overheadLoop(b *testing.B, n int) *loop.Loop { return overheadLoopWith(b, n
 // metrics going to mp (nil: off).
 func overheadLoopWith(b *testing.B, n int, mp metric.MeterProvider) *loop.Loop {
 	path := filepath.Join(b.TempDir(), "s.db")
-	setup, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	setup, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,8 +129,9 @@ func overheadLoopWith(b *testing.B, n int, mp metric.MeterProvider) *loop.Loop {
 		b.Fatal(err)
 	}
 	setup.Close()
-	store, err := eventlog.Open(path, &eventlog.Options{NoSync: os.Getenv("BENCH_NOSYNC") != "", NewValidator: rebuild.NewValidator,
-		Metrics: mp})
+	store, err := boltlog.Open(path, &eventlog.Options{NoSync: os.Getenv("BENCH_NOSYNC") != "", NewValidator: rebuild.NewValidator,
+		Metrics: mp}, nil)
+
 	if err != nil {
 		b.Fatal(err)
 	}

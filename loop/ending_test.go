@@ -12,11 +12,12 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/loop"
 )
 
 // types returns the event types of a session from seq from on.
-func types(t *testing.T, s *eventlog.Log, id string, from int) []string {
+func types(t *testing.T, s *boltlog.Log, id string, from int) []string {
 	_, evs := readSession(t, s, id)
 	var out []string
 	for _, e := range evs[from:] {
@@ -25,7 +26,7 @@ func types(t *testing.T, s *eventlog.Log, id string, from int) []string {
 	return out
 }
 
-func lastJSON(t *testing.T, s *eventlog.Log, id string) string {
+func lastJSON(t *testing.T, s *boltlog.Log, id string) string {
 	_, evs := readSession(t, s, id)
 	js, _ := evs[len(evs)-1].AppendJSON(nil)
 	return string(js)
@@ -309,7 +310,7 @@ func TestCrashClosers(t *testing.T) {
 // tamperingStore serves the invariant checker a log whose user message
 // differs from the one stored: the loop must refuse to send.
 type tamperingStore struct {
-	*eventlog.Log
+	*boltlog.Log
 	armed bool
 }
 

@@ -5,6 +5,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // The data objects of the events the loop writes, in docs/format.md#event-types's key
@@ -106,7 +108,7 @@ func contentOf(js []byte) ([]byte, error) {
 	}
 	t, err := codec.NewReader(mp).Next()
 	if err != nil || t.Kind != codec.KindArray {
-		return nil, errors.Mark(errors.New("loop: content is not an array"), codec.ErrInvalid)
+		return nil, errclass.Mark(errors.New("loop: content is not an array"), codec.ErrInvalid)
 	}
 	return mp, nil
 }

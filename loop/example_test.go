@@ -28,7 +28,7 @@ func (a agent) Step(context.Context, int64, int64) (loop.StepSpec, error) {
 func Example() {
 	dir, _ := os.MkdirTemp("", "loop-example")
 	defer os.RemoveAll(dir)
-	store, err := sessionlog.Open(filepath.Join(dir, "sessions.db"), nil)
+	store, err := sessionlog.Open(context.Background(), filepath.Join(dir, "sessions.db"), nil, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -83,7 +83,7 @@ func (s *seeing) Stream(ctx context.Context, req *loop.Request) (loop.Stream, er
 func Example_redactor() {
 	dir, _ := os.MkdirTemp("", "loop-example")
 	defer os.RemoveAll(dir)
-	store, err := sessionlog.Open(filepath.Join(dir, "sessions.db"), nil)
+	store, err := sessionlog.Open(context.Background(), filepath.Join(dir, "sessions.db"), nil, nil)
 	if err != nil {
 		panic(err)
 	}

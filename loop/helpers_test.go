@@ -8,16 +8,18 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
 )
 
-func openStore(t testing.TB) *eventlog.Log {
+func openStore(t testing.TB) *boltlog.Log {
 	t.Helper()
-	l, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	l, err := boltlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +27,7 @@ func openStore(t testing.TB) *eventlog.Log {
 	return l
 }
 
-func readSession(t testing.TB, s *eventlog.Log, id string) (codec.SessionHeader, []codec.Event) {
+func readSession(t testing.TB, s *boltlog.Log, id string) (codec.SessionHeader, []codec.Event) {
 	t.Helper()
 	ctx := context.Background()
 	head, err := s.Head(ctx, id)
@@ -53,7 +55,7 @@ func readSession(t testing.TB, s *eventlog.Log, id string) (codec.SessionHeader,
 // checkTheorem checks docs/README.md#the-principle on a stored session: every request the model
 // received is byte-identical to the log's rebuild of its step and to the
 // recorded digest, and the log breaks no rule of docs/rules.md#turns-and-steps.
-func checkTheorem(t *testing.T, s *eventlog.Log, id string, seen []scenario.Step) {
+func checkTheorem(t *testing.T, s *boltlog.Log, id string, seen []scenario.Step) {
 	t.Helper()
 	h, evs := readSession(t, s, id)
 	steps, err := rebuild.Steps(h, evs)

@@ -8,7 +8,7 @@ import (
 	"github.com/sessionlog/sessionlog/header"
 )
 
-// Store is the log the loop writes. *eventlog.Log implements it.
+// Store is the log the loop writes. *boltlog.Log implements it.
 type Store interface {
 	Create(ctx context.Context, h codec.SessionHeader) error
 	Append(ctx context.Context, session string, events []codec.Event) error

@@ -7,6 +7,8 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/rebuild"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // invariant checks the request the loop is about to send against an
@@ -32,7 +34,7 @@ func (l *Loop) invariant(ctx context.Context, mine rebuild.Step) error {
 			return l.readError(ctx, err)
 		}
 		if theirs, err = rebuild.Request(l.hdr, evs, mine.Start); err != nil {
-			return errors.Mark(errors.Wrap(err, "loop: invariant rebuild"), ErrInvariant)
+			return errclass.Mark(errors.Wrap(err, "loop: invariant rebuild"), ErrInvariant)
 		}
 	default:
 		err := l.scan(ctx, l.checkNext, func(ev *codec.Event) error {
@@ -45,11 +47,11 @@ func (l *Loop) invariant(ctx context.Context, mine rebuild.Step) error {
 			if storeTimedOut(ctx, err) {
 				return l.readError(ctx, err)
 			}
-			return errors.Mark(errors.Wrap(err, "loop: invariant rebuild"), ErrInvariant)
+			return errclass.Mark(errors.Wrap(err, "loop: invariant rebuild"), ErrInvariant)
 		}
 		var ok bool
 		if theirs, ok = l.check.Peek(); !ok || theirs.Start != mine.Start {
-			return errors.Mark(errors.Newf("loop: invariant: the log holds no open step at seq %d", errors.Safe(mine.Start)), ErrInvariant)
+			return errclass.Mark(errors.Newf("loop: invariant: the log holds no open step at seq %d", errors.Safe(mine.Start)), ErrInvariant)
 		}
 	}
 	if theirs.Null == mine.Null && theirs.Digest == mine.Digest {
@@ -68,7 +70,7 @@ func (l *Loop) describe(ctx context.Context, mine, theirs rebuild.Step) error {
 		}
 	}
 	off := rebuild.FirstDifference(mine.Request, logReq)
-	return errors.Mark(errors.Newf("loop: step %d.%d: request differs from the log's rebuild at byte %d (%s): sent %x, log %x",
+	return errclass.Mark(errors.Newf("loop: step %d.%d: request differs from the log's rebuild at byte %d (%s): sent %x, log %x",
 		errors.Safe(mine.Turn), errors.Safe(mine.Step), errors.Safe(off),
 		errors.Safe(rebuild.PathAt(mine.Request, off)), errors.Safe(mine.Digest), errors.Safe(theirs.Digest)), ErrInvariant)
 }
@@ -108,7 +110,7 @@ func (l *Loop) readError(ctx context.Context, err error) error {
 	if storeTimedOut(ctx, err) {
 		// The step stays open in the log: like a timed-out append, the
 		// instance is done, and Open closes the turn.
-		l.broken = errors.Mark(errors.Wrapf(err, "loop: session %q: the invariant check's read of the store did not finish within %s",
+		l.broken = errclass.Mark(errors.Wrapf(err, "loop: session %q: the invariant check's read of the store did not finish within %s",
 			errors.Safe(l.hdr.ID), errors.Safe(l.opts.storeTimeout())), ErrStoreTimeout)
 		return l.broken
 	}

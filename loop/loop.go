@@ -10,6 +10,8 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
 	"github.com/sessionlog/sessionlog/rebuild"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Loop drives one session for one loop instance (docs/loop.md). Open, resume
@@ -256,7 +258,7 @@ func (l *Loop) commit(ctx context.Context, evs []codec.Event) error {
 	probe := l.structure.Clone()
 	for i := range evs {
 		if brk := probe.Add(&evs[i]); len(brk) > 0 {
-			return errors.Mark(errors.AssertionFailedf("loop: seq %d: %s", errors.Safe(brk[0].Seq), errors.Safe(brk[0].What)), ErrStructure)
+			return errclass.Mark(errors.AssertionFailedf("loop: seq %d: %s", errors.Safe(brk[0].Seq), errors.Safe(brk[0].What)), ErrStructure)
 		}
 	}
 	if err := l.append(ctx, evs); err != nil {

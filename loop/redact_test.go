@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/header"
 	"github.com/sessionlog/sessionlog/internal/fakemodel"
 	"github.com/sessionlog/sessionlog/loop"
@@ -82,7 +83,7 @@ func TestRedactorAtTheSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	store, err := eventlog.Open(filepath.Join(dir, "s.db"), &eventlog.Options{NewValidator: rebuild.NewValidator})
+	store, err := boltlog.Open(filepath.Join(dir, "s.db"), &eventlog.Options{NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

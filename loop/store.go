@@ -6,6 +6,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // DefaultStoreTimeout bounds each store call of the loop when
@@ -68,7 +70,7 @@ func (l *Loop) append(ctx context.Context, evs []codec.Event) error {
 		return nil
 	}
 	if storeTimedOut(ctx, err) {
-		l.broken = errors.Mark(errors.Newf("loop: session %q: the store did not answer an append of seqs %d..%d within %s; whether the batch landed is unknown (reopen the session)",
+		l.broken = errclass.Mark(errors.Newf("loop: session %q: the store did not answer an append of seqs %d..%d within %s; whether the batch landed is unknown (reopen the session)",
 			errors.Safe(l.hdr.ID), errors.Safe(first), errors.Safe(last), errors.Safe(l.opts.storeTimeout())), ErrStoreTimeout)
 		l.obs.log.Error("loop: store append timed out", "session", l.hdr.ID, "first", first, "last", last,
 			"timeout", l.opts.storeTimeout())
@@ -81,7 +83,7 @@ func (l *Loop) append(ctx context.Context, evs []codec.Event) error {
 // store call's bounded context.
 func (l *Loop) timedOut(ctx context.Context, err error) error {
 	if storeTimedOut(ctx, err) {
-		return errors.Mark(errors.Wrapf(err, "loop: the store did not answer within %s", errors.Safe(l.opts.storeTimeout())), ErrStoreTimeout)
+		return errclass.Mark(errors.Wrapf(err, "loop: the store did not answer within %s", errors.Safe(l.opts.storeTimeout())), ErrStoreTimeout)
 	}
 	return err
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/header"
 	"github.com/sessionlog/sessionlog/wire"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Chunk types (docs/format.md#event-types assistant/chunk); one definition, in wire.
@@ -73,7 +75,7 @@ func chunkStorage(c *Chunk) ([]byte, error) {
 			o.Value("replayState", rs)
 		}
 	default:
-		return nil, errors.Mark(errors.Newf("loop: unknown chunk type"), codec.ErrInvalid)
+		return nil, errclass.Mark(errors.Newf("loop: unknown chunk type"), codec.ErrInvalid)
 	}
 	return o.Bytes(), nil
 }

@@ -42,7 +42,7 @@ func ExampleNew() {
 	}
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
-	store, err := sessionlog.Open(filepath.Join(dir, "s.db"), nil)
+	store, err := sessionlog.Open(context.Background(), filepath.Join(dir, "s.db"), nil, nil)
 	if err != nil {
 		panic(err)
 	}

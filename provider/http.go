@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Defaults of the bounds in Options, for a real and slow model: a
@@ -59,7 +61,7 @@ func bound(d, def time.Duration) time.Duration {
 // its errors never repeat the URL, which may hold them.
 func baseURL(raw string) (string, error) {
 	bad := func(why string) error {
-		return errors.Mark(errors.Mark(errors.Newf("provider: the base URL %s", errors.Safe(why)), ErrBaseURL), ErrInvalid)
+		return errclass.Mark(errclass.Mark(errors.Newf("provider: the base URL %s", errors.Safe(why)), ErrBaseURL), ErrInvalid)
 	}
 	if raw == "" {
 		return "", bad("is empty")

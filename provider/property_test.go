@@ -15,6 +15,7 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/header"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/provider"
@@ -23,9 +24,9 @@ import (
 	"github.com/sessionlog/sessionlog/wire"
 )
 
-func openStore(t testing.TB) *eventlog.Log {
+func openStore(t testing.TB) *boltlog.Log {
 	t.Helper()
-	l, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	l, err := boltlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func property(t *testing.T, name string, rng *rand.Rand, seen map[string]int) {
 }
 
 // count tallies the features a generated session exercised.
-func count(t *testing.T, store *eventlog.Log, id string, seen map[string]int) {
+func count(t *testing.T, store *boltlog.Log, id string, seen map[string]int) {
 	it, err := store.Scan(context.Background(), id, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +268,7 @@ func count(t *testing.T, store *eventlog.Log, id string, seen map[string]int) {
 // replayWire renders, from the stored log alone, the body of every step
 // that recorded a request digest (a request that was sent), in log order,
 // with the renderer its header names: what replay --wire prints.
-func replayWire(t *testing.T, store *eventlog.Log, id string) [][]byte {
+func replayWire(t *testing.T, store *boltlog.Log, id string) [][]byte {
 	t.Helper()
 	ctx := context.Background()
 	head, err := store.Head(ctx, id)

@@ -17,6 +17,8 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/wire"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // ErrInvalid marks options New cannot work with (codec.ErrInvalid).
@@ -83,7 +85,7 @@ var _ loop.Provider = (*Provider)(nil)
 func New(opts Options) (*Provider, error) {
 	r, err := wire.Lookup(opts.Wire)
 	if err != nil {
-		return nil, errors.Mark(err, ErrInvalid)
+		return nil, errclass.Mark(err, ErrInvalid)
 	}
 	base, err := baseURL(opts.BaseURL)
 	if err != nil {
@@ -106,7 +108,7 @@ func New(opts Options) (*Provider, error) {
 		}
 		p.key = getenv(opts.APIKeyEnv)
 		if p.key == "" {
-			return nil, errors.Mark(errors.Newf("provider: the environment variable %s holding the API key is not set", errors.Safe(opts.APIKeyEnv)), ErrInvalid)
+			return nil, errclass.Mark(errors.Newf("provider: the environment variable %s holding the API key is not set", errors.Safe(opts.APIKeyEnv)), ErrInvalid)
 		}
 	}
 	return p, nil
@@ -152,7 +154,7 @@ func (p *Provider) Stream(ctx context.Context, req *loop.Request) (loop.Stream, 
 	hr, err := http.NewRequestWithContext(rctx, wr.Method, p.url+wr.Path, bytes.NewReader(body))
 	if err != nil {
 		release()
-		return nil, errors.Mark(errors.New("provider: the request could not be built"), ErrInvalid)
+		return nil, errclass.Mark(errors.New("provider: the request could not be built"), ErrInvalid)
 	}
 	p.setHeaders(hr, &wr)
 	p.logf(ctx, slog.LevelDebug, "provider: send", append(at, slog.Int("bytes", len(body)))...)

@@ -3,6 +3,8 @@ package rebuild
 import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // ErrInvalid marks a log that breaks a rule of docs/rules.md#validation: a replace whose
@@ -12,5 +14,5 @@ import (
 var ErrInvalid = codec.ErrInvalid
 
 func invalidf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
 }

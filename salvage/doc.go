@@ -1,5 +1,5 @@
 // Package salvage copies what still verifies out of a damaged store into a
-// new one, and reports what was lost, by session and seq range (SPEC §10
+// new one, and reports what was lost, by session and seq range (docs/cli.md
 // salvage). It never writes to the damaged store: it reads it through the
 // same read-only API verify uses, and writes only the new store.
 //
@@ -24,7 +24,7 @@
 //
 // # Reading a damaged store
 //
-// Copy reads through a Source. eventlog.Log is one, but it gives up more
+// Copy reads through a Source. boltlog.Log is one, but it gives up more
 // than the damage costs: its Open reads every session's bucket, so one
 // damaged page of one session makes the whole store unopenable, and its
 // Records reads a chunk of records whole or not at all. File reads the
@@ -60,14 +60,14 @@
 // A damaged bbolt meta page: bbolt itself falls back to the other one
 // (the store then reads one commit back, which eventlog's CheckMeta
 // reports). When both are damaged, File finds the tree from the pages
-// themselves (eventlog.FindTree: the page that looks like the root of a
+// themselves (boltfmt.FindTree: the page that looks like the root of a
 // store whose tree holds the most events) and reads a temporary copy of
 // the file whose meta pages name it; its Notes say which tree was taken,
 // and what commits after it wrote, if any, cannot be found.
 //
 // # Damaged pages
 //
-// Before bbolt reads a page, eventlog.CheckPages has checked it (its
+// Before bbolt reads a page, boltfmt.CheckPages has checked it (its
 // header, its elements' bounds, its children): File stops a session's
 // records before the first damaged page, and a session whose own bucket
 // is damaged is lost whole, rather than letting bbolt read the damage.

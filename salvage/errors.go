@@ -1,6 +1,10 @@
 package salvage
 
-import "github.com/cockroachdb/errors"
+import (
+	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
+)
 
 var (
 	// ErrExists is returned by Into when the path of the new store exists
@@ -20,10 +24,10 @@ var (
 
 // existsf returns an error marked ErrExists, created one frame up.
 func existsf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrExists)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrExists)
 }
 
 // damagedf returns an error marked ErrDamaged, created one frame up.
 func damagedf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrDamaged)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrDamaged)
 }

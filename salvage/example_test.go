@@ -8,6 +8,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/salvage"
 )
@@ -23,7 +24,7 @@ func ExampleInto() {
 	path := filepath.Join(dir, "sessions.db")
 
 	// A store with one session of two events.
-	l, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
+	l, err := boltlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		panic(err)
 	}

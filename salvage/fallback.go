@@ -7,13 +7,14 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 )
 
 // Fallback returns a Source that reads through primary and, where a read
 // of primary fails, through secondary instead: the session list, a
 // header or head record, and the records of a session from where primary
 // stopped delivering them. Both must read the same store; the usual pair
-// is an *eventlog.Log and a File on its path (eventlog.Log reads a chunk
+// is an *boltlog.Log and a File on its path (boltlog.Log reads a chunk
 // of records whole or not at all, and lists sessions only when every
 // session's bucket reads, so damage costs more through it alone).
 func Fallback(primary, secondary Source) Source {
@@ -143,37 +144,37 @@ func (f *fallback) Records(ctx context.Context, id string, from int64, fn func(s
 // Store is a damaged store opened for Copy and Into by Open.
 type Store struct {
 	// Source reads the store: eventlog's reader with a File as its
-	// Fallback, or the File alone when eventlog.Open refused the store.
+	// Fallback, or the File alone when boltlog.Open refused the store.
 	Source
-	// Warnings say what Open had to work around: eventlog.Open's refusal,
+	// Warnings say what Open had to work around: boltlog.Open's refusal,
 	// a damaged format record.
 	Warnings []error
-	// Meta is eventlog's Log.CheckMeta error: a damaged bbolt meta page,
+	// Meta is boltlog's Log.CheckMeta error: a damaged bbolt meta page,
 	// which makes bbolt read the store as it was one commit earlier (the
 	// last commit may be lost; nothing in the data tells). nil when the
-	// meta pages check out or eventlog.Open refused the store.
+	// meta pages check out or boltlog.Open refused the store.
 	Meta error
 	// WAL is what Open read of the store's write-ahead log, laid over the
 	// File (the eventlog reader replays the log itself); WAL.Damage is
 	// set when the log is damaged, and the writes after the damage are
 	// lost.
 	WAL  *WAL
-	log  *eventlog.Log
+	log  *boltlog.Log
 	file *File
 }
 
 // Open opens the store at path read-only for salvage, as the logtool
-// salvage command does: with eventlog.Open, falling back to a File on the
-// same path where eventlog's reads fail; when eventlog.Open refuses the
+// salvage command does: with boltlog.Open, falling back to a File on the
+// same path where eventlog's reads fail; when boltlog.Open refuses the
 // store as damaged (ErrCorrupt), with the File alone. Errors are
-// eventlog.Open's: ErrNotFound for a missing store, ErrLocked, and
+// boltlog.Open's: ErrNotFound for a missing store, ErrLocked, and
 // ErrCorrupt or ErrUnsupported when neither can open it.
 func Open(path string, opts *FileOptions) (*Store, error) {
 	var o FileOptions
 	if opts != nil {
 		o = *opts
 	}
-	log, lerr := eventlog.Open(path, &eventlog.Options{ReadOnly: true, LockTimeout: o.LockTimeout})
+	log, lerr := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, &boltlog.Options{LockTimeout: o.LockTimeout})
 	if lerr != nil && !errors.Is(lerr, eventlog.ErrCorrupt) {
 		return nil, lerr
 	}

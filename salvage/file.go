@@ -9,6 +9,8 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
+	"github.com/sessionlog/sessionlog/internal/atomicfile"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
@@ -49,10 +51,11 @@ func Into(ctx context.Context, src Source, path string, opts *Options) (rep Repo
 	if err != nil {
 		return rep, errors.Wrapf(err, "salvage: create %s", errors.Safe(tmp))
 	}
-	dst, err := eventlog.Open(tmp, &eventlog.Options{
+	dst, err := boltlog.Open(tmp, &eventlog.Options{
 		NoSync:       o.NoSync,
 		NewValidator: rebuild.NewValidator,
-	})
+	}, nil)
+
 	if err != nil {
 		return rep, errors.Wrap(err, "salvage: open the new store")
 	}
@@ -98,5 +101,5 @@ func publish(tmp, path string) error {
 			return errors.Wrapf(err, "salvage: move the new store to %s", errors.Safe(path))
 		}
 	}
-	return errors.Wrap(eventlog.SyncDir(filepath.Dir(path)), "salvage")
+	return errors.Wrap(atomicfile.SyncDir(filepath.Dir(path)), "salvage")
 }

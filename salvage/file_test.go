@@ -13,11 +13,12 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/salvage"
 )
 
 // damageBucketPage flips a byte of the page id in the header of session
-// id's root page: bbolt then panics reading the bucket, and eventlog.Open
+// id's root page: bbolt then panics reading the bucket, and boltlog.Open
 // (which reads every session's bucket) refuses the whole store.
 func damageBucketPage(t *testing.T, path, id string) {
 	t.Helper()
@@ -67,7 +68,7 @@ func damageRootPage(t *testing.T, path, id string, fn func(page []byte)) {
 }
 
 // TestOpenFile reads stores through File, bbolt directly: a clean store
-// copies whole, as through eventlog; a store that eventlog.Open refuses
+// copies whole, as through eventlog; a store that boltlog.Open refuses
 // because one session's page is damaged loses that session only.
 func TestOpenFile(t *testing.T) {
 	t.Run("clean", func(t *testing.T) {
@@ -254,7 +255,7 @@ func TestFallback(t *testing.T) {
 // gen-2 fails, and a walk of records that reaches seq failAt fails without
 // delivering the records of its chunk.
 type failingSource struct {
-	*eventlog.Log
+	*boltlog.Log
 	failAt                  int64
 	lists, headers, records int
 }

@@ -15,7 +15,8 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/eventlog/eventlogtest"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
+	"github.com/sessionlog/sessionlog/internal/boltfmt/bolttest"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/salvage"
@@ -23,8 +24,8 @@ import (
 )
 
 var (
-	_ salvage.Source      = (*eventlog.Log)(nil)
-	_ salvage.Destination = (*eventlog.Log)(nil)
+	_ salvage.Source      = (*boltlog.Log)(nil)
+	_ salvage.Destination = (*boltlog.Log)(nil)
 )
 
 // The sessions of the test store: two generated logs and a fork child of
@@ -60,7 +61,7 @@ func buildStore(t *testing.T) (string, map[string][][]byte) {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, writeOptions())
+	l, err := boltlog.Open(path, writeOptions(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,15 +97,15 @@ func buildStore(t *testing.T) (string, map[string][][]byte) {
 	}
 	// One record per key, as stores before format 3 hold them: the tests
 	// damage one event's record, or its key (salvage reads packs the same
-	// way, through eventlog.ValueRecords).
-	eventlogtest.UnpackStore(t, path)
+	// way, through boltfmt.ValueRecords).
+	bolttest.UnpackStore(t, path)
 	return path, want
 }
 
 // openRead opens the store at path read-only.
-func openRead(t *testing.T, path string) *eventlog.Log {
+func openRead(t *testing.T, path string) *boltlog.Log {
 	t.Helper()
-	l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	l, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func openRead(t *testing.T, path string) *eventlog.Log {
 }
 
 // payloads reads a session's event payloads.
-func payloads(t *testing.T, l *eventlog.Log, id string) [][]byte {
+func payloads(t *testing.T, l *boltlog.Log, id string) [][]byte {
 	t.Helper()
 	it, err := l.Scan(context.Background(), id, 0)
 	if err != nil {

@@ -11,11 +11,12 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/salvage"
 )
 
 // TestBothMetaPagesZeroed zeroes both bbolt meta pages of a store whose
-// data pages are all intact: eventlog.Open refuses it, and salvage finds
+// data pages are all intact: boltlog.Open refuses it, and salvage finds
 // the tree from the pages themselves and copies every session whole,
 // saying how it found the tree; the damaged file is never changed.
 func TestBothMetaPagesZeroed(t *testing.T) {
@@ -30,8 +31,8 @@ func TestBothMetaPagesZeroed(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := fileSum(t, path)
-	if _, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true}); !errors.Is(err, eventlog.ErrCorrupt) {
-		t.Fatalf("eventlog.Open of a store without meta pages = %v, want ErrCorrupt", err)
+	if _, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil); !errors.Is(err, eventlog.ErrCorrupt) {
+		t.Fatalf("boltlog.Open of a store without meta pages = %v, want ErrCorrupt", err)
 	}
 	st, err := salvage.Open(path, nil)
 	if err != nil {

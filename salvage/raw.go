@@ -17,11 +17,13 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/eventlog/layout"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // File is a store file opened directly with bbolt, read-only, as a Source
-// for a store that eventlog.Open refuses: Open reads every session's
+// for a store that boltlog.Open refuses: Open reads every session's
 // bucket to find unpublished ones, so one damaged page of one session
 // makes the whole store unopenable. File reads the layout that package
 // eventlog documents as frozen (FormatVersion 1: the sessions bucket, one
@@ -51,9 +53,9 @@ type File struct {
 	// read.
 	format    int64
 	formatErr error
-	// damage is what eventlog.CheckPages found: the reads stop before
+	// damage is what boltfmt.CheckPages found: the reads stop before
 	// it, so that bbolt never reads a damaged page.
-	damage eventlog.PageDamage
+	damage boltfmt.PageDamage
 
 	mu    sync.Mutex
 	notes []string // records found under a damaged key, in order
@@ -70,18 +72,6 @@ type FileOptions struct {
 	LockTimeout time.Duration
 }
 
-// The layout of eventlog's store, from its one definition (package
-// eventlog/layout), as bbolt takes it.
-var (
-	rawSessions = []byte(layout.Sessions)
-	rawEvents   = []byte(layout.Events)
-	rawMeta     = []byte(layout.Meta)
-	rawFormat   = []byte(layout.Format)
-	rawHeader   = []byte(layout.Header)
-	rawHead     = []byte(layout.Head)
-	rawStaging  = []byte(layout.Staging) // an Import or Fork is (or was, before a crash) filling the bucket
-)
-
 // OpenFile opens the store file at path read-only, directly with bbolt. A
 // missing file is eventlog.ErrNotFound; a file bbolt cannot open (both meta
 // pages damaged, not a bbolt file) is eventlog.ErrCorrupt; a store whose
@@ -94,12 +84,12 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 		o = *opts
 	}
 	if o.LockTimeout == 0 {
-		o.LockTimeout = eventlog.DefaultLockTimeout
+		o.LockTimeout = boltlog.DefaultLockTimeout
 	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, errors.Mark(errors.Newf("salvage: no store at %s", errors.Safe(path)), eventlog.ErrNotFound)
+		return nil, errclass.Mark(errors.Newf("salvage: no store at %s", errors.Safe(path)), eventlog.ErrNotFound)
 	case err != nil:
 		return nil, errors.Wrapf(err, "salvage: open %s", errors.Safe(path))
 	}
@@ -119,7 +109,7 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 	if err := protect("store size", func() error {
 		return db.View(func(tx *bolt.Tx) error { need = tx.Size(); return nil })
 	}); err != nil {
-		return nil, errors.CombineErrors(errors.Mark(err, eventlog.ErrCorrupt), db.Close())
+		return nil, errors.CombineErrors(errclass.Mark(err, eventlog.ErrCorrupt), db.Close())
 	}
 	if need > fi.Size() && need <= 1<<40 {
 		if err := db.Close(); err != nil {
@@ -138,7 +128,7 @@ func OpenFile(path string, opts *FileOptions) (*File, error) {
 	return f, nil
 }
 
-// checkPages runs eventlog.CheckPages on the file.
+// checkPages runs boltfmt.CheckPages on the file.
 func (f *File) checkPages() error {
 	fh, err := os.Open(f.path)
 	if err != nil {
@@ -149,7 +139,7 @@ func (f *File) checkPages() error {
 	if err != nil {
 		return errors.Wrapf(err, "salvage: open %s", errors.Safe(f.path))
 	}
-	f.damage = eventlog.CheckPages(fh, fi.Size(), 0, 0, 0)
+	f.damage = boltfmt.CheckPages(fh, fi.Size(), 0, 0, 0)
 	return nil
 }
 
@@ -160,7 +150,7 @@ func (f *File) damaged(id string, from int64) error {
 		if f.damage.Store == nil {
 			err = errors.Wrapf(err, "salvage: session %q", errors.Safe(id))
 		}
-		return errors.Mark(err, ErrDamaged)
+		return errclass.Mark(err, ErrDamaged)
 	}
 	return nil
 }
@@ -177,10 +167,10 @@ func openRaw(path string, o FileOptions, mmapSize int) (*bolt.DB, error) {
 	case err == nil:
 		return db, nil
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, errors.Mark(errors.Newf("salvage: store %s is locked by another process (waited %s)",
+		return nil, errclass.Mark(errors.Newf("salvage: store %s is locked by another process (waited %s)",
 			errors.Safe(path), errors.Safe(o.LockTimeout)), eventlog.ErrLocked)
 	}
-	return nil, errors.Mark(errors.Wrapf(err, "salvage: %s is not a session store or is damaged beyond bbolt's meta pages",
+	return nil, errclass.Mark(errors.Wrapf(err, "salvage: %s is not a session store or is damaged beyond bbolt's meta pages",
 		errors.Safe(path)), eventlog.ErrCorrupt)
 }
 
@@ -191,16 +181,16 @@ func (f *File) readFormat() error {
 	err := f.damaged("", -1)
 	if err != nil {
 		f.formatErr = errors.Wrapf(err, "salvage: %s: the format record is unreadable; reading it as format %d",
-			errors.Safe(f.path), errors.Safe(eventlog.FormatVersion))
+			errors.Safe(f.path), errors.Safe(boltlog.FormatVersion))
 		return nil
 	}
 	err = protect("meta/format", func() error {
 		return f.db.View(func(tx *bolt.Tx) error {
-			meta := tx.Bucket(rawMeta)
+			meta := tx.Bucket(boltfmt.BucketMeta)
 			if meta == nil {
-				return damagedf("salvage: the store has no %q bucket", errors.Safe(string(rawMeta)))
+				return damagedf("salvage: the store has no %q bucket", errors.Safe(string(boltfmt.BucketMeta)))
 			}
-			rec = bytes.Clone(meta.Get(rawFormat))
+			rec = bytes.Clone(meta.Get(boltfmt.KeyFormat))
 			if rec == nil {
 				return damagedf("salvage: meta/format is missing")
 			}
@@ -208,20 +198,20 @@ func (f *File) readFormat() error {
 		})
 	})
 	if err == nil {
-		var m layout.MetaRecord
-		if m, err = eventlog.DecodeMetaRecord(rec); err == nil {
+		var m boltfmt.MetaRecord
+		if m, err = boltfmt.DecodeMeta(rec); err == nil {
 			f.format = m.Format
 		} else {
-			err = errors.Mark(err, ErrDamaged)
+			err = errclass.Mark(err, ErrDamaged)
 		}
 	}
 	switch {
 	case err != nil:
 		f.formatErr = errors.Wrapf(err, "salvage: %s: the format record is unreadable; reading it as format %d",
-			errors.Safe(f.path), errors.Safe(eventlog.FormatVersion))
-	case f.format > eventlog.FormatVersion:
-		return errors.Mark(errors.Newf("salvage: store format %d is newer than this program's %d",
-			errors.Safe(f.format), errors.Safe(eventlog.FormatVersion)), eventlog.ErrUnsupported)
+			errors.Safe(f.path), errors.Safe(boltlog.FormatVersion))
+	case f.format > boltlog.FormatVersion:
+		return errclass.Mark(errors.Newf("salvage: store format %d is newer than this program's %d",
+			errors.Safe(f.format), errors.Safe(boltlog.FormatVersion)), eventlog.ErrUnsupported)
 	}
 	return nil
 }
@@ -240,7 +230,7 @@ func (f *File) Close() error {
 }
 
 // openFound opens a store whose meta pages bbolt refuses (openErr): it
-// finds the tree from the pages themselves (eventlog.FindTree), and opens
+// finds the tree from the pages themselves (boltfmt.FindTree), and opens
 // a temporary copy of the file whose meta pages name that tree; the store
 // itself is never written. Notes says which tree was taken.
 func openFound(path string, o FileOptions, openErr error) (*File, error) {
@@ -250,14 +240,14 @@ func openFound(path string, o FileOptions, openErr error) (*File, error) {
 	}
 	defer src.Close()
 	if err := lockShared(src, o.LockTimeout); err != nil {
-		return nil, errors.Mark(errors.Newf("salvage: store %s is locked by another process (waited %s)",
+		return nil, errclass.Mark(errors.Newf("salvage: store %s is locked by another process (waited %s)",
 			errors.Safe(path), errors.Safe(o.LockTimeout)), eventlog.ErrLocked)
 	}
 	fi, err := src.Stat()
 	if err != nil {
 		return nil, errors.Wrapf(err, "salvage: open %s", errors.Safe(path))
 	}
-	tree, err := eventlog.FindTree(src, fi.Size())
+	tree, err := boltfmt.FindTree(src, fi.Size())
 	if err != nil {
 		return nil, errors.WithDetail(errors.CombineErrors(openErr, err), "no tree found from the pages either")
 	}
@@ -313,13 +303,13 @@ func (f *File) SessionIDs(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if err := f.damage.Store; err != nil {
-		return nil, errors.Wrap(errors.Mark(err, ErrDamaged), "salvage: list sessions")
+		return nil, errors.Wrap(errclass.Mark(err, ErrDamaged), "salvage: list sessions")
 	}
 	var ids []string
 	err := f.view("list sessions", func(tx *bolt.Tx) error {
-		ss := tx.Bucket(rawSessions)
+		ss := tx.Bucket(boltfmt.BucketSessions)
 		if ss == nil {
-			return damagedf("salvage: the store has no %q bucket", errors.Safe(string(rawSessions)))
+			return damagedf("salvage: the store has no %q bucket", errors.Safe(string(boltfmt.BucketSessions)))
 		}
 		c := ss.Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {
@@ -332,16 +322,16 @@ func (f *File) SessionIDs(ctx context.Context) ([]string, error) {
 
 // session returns the bucket of session id.
 func session(tx *bolt.Tx, id string) (*bolt.Bucket, error) {
-	ss := tx.Bucket(rawSessions)
+	ss := tx.Bucket(boltfmt.BucketSessions)
 	if ss == nil {
-		return nil, damagedf("salvage: the store has no %q bucket", errors.Safe(string(rawSessions)))
+		return nil, damagedf("salvage: the store has no %q bucket", errors.Safe(string(boltfmt.BucketSessions)))
 	}
 	b := ss.Bucket([]byte(id))
 	if b == nil {
 		if ss.Get([]byte(id)) != nil {
 			return nil, damagedf("salvage: sessions/%q is a value, not a session bucket", errors.Safe(id))
 		}
-		return nil, errors.Mark(errors.Newf("salvage: no session %q", errors.Safe(id)), eventlog.ErrNotFound)
+		return nil, errclass.Mark(errors.Newf("salvage: no session %q", errors.Safe(id)), eventlog.ErrNotFound)
 	}
 	return b, nil
 }
@@ -396,8 +386,8 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 		}
 		v := f.headValue(b, id)
 		switch {
-		case v == nil && b.Get(rawStaging) != nil:
-			return errors.Mark(errors.Newf("salvage: session %q was never published: an import or fork did not finish",
+		case v == nil && b.Get(boltfmt.KeyStaging) != nil:
+			return errclass.Mark(errors.Newf("salvage: session %q was never published: an import or fork did not finish",
 				errors.Safe(id)), ErrUnpublished)
 		case v == nil:
 			return damagedf("salvage: session %q has no head record", errors.Safe(id))
@@ -415,13 +405,11 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 	if err != nil {
 		return eventlog.Head{}, err
 	}
-	h, err := eventlog.DecodeHeadRecord(headRec)
+	h, err := boltfmt.DecodeHead(headRec)
 	if err != nil {
-		return eventlog.Head{}, errors.Mark(errors.Wrapf(err, "salvage: session %q: head record", errors.Safe(id)), ErrDamaged)
+		return eventlog.Head{}, errclass.Mark(errors.Wrapf(err, "salvage: session %q: head record", errors.Safe(id)), ErrDamaged)
 	}
-	out := eventlog.Head{Header: hdr, Next: h.Next, Turns: h.Turns, LastTime: h.LastTime, StoredBytes: h.Stored}
-	copy(out.Chain[:], h.Chain)
-	return out, nil
+	return boltfmt.ToHead(h, hdr), nil
 }
 
 // Records calls fn with every record of the session's events bucket from
@@ -431,19 +419,19 @@ func (f *File) Head(ctx context.Context, id string) (eventlog.Head, error) {
 // stops the walk with an error.
 func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq int64, rec []byte) error) error {
 	if from < 0 {
-		return errors.Mark(errors.Newf("salvage: records of session %q from seq %d", errors.Safe(id), errors.Safe(from)), eventlog.ErrInvalid)
+		return errclass.Mark(errors.Newf("salvage: records of session %q from seq %d", errors.Safe(id), errors.Safe(from)), eventlog.ErrInvalid)
 	}
-	next := from
+	w := boltfmt.EventWalk{Session: id, Next: from, Damage: &f.damage, MaxRecords: chunkRecords, MaxBytes: chunkBytes}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		var recs []record
-		size, more := 0, false
+		var more bool
 		var damage error
-		err := f.view(fmt.Sprintf("session %q: records from seq %d", id, next), func(tx *bolt.Tx) error {
-			if damage = f.damaged(id, next); damage != nil {
-				return nil
+		err := f.view(fmt.Sprintf("session %q: records from seq %d", id, w.Next), func(tx *bolt.Tx) error {
+			if damage = f.damage.Err(id, w.Next); damage != nil {
+				return nil // nothing of the session is read past its damage
 			}
 			b, err := session(tx, id)
 			if err != nil {
@@ -453,52 +441,19 @@ func (f *File) Records(ctx context.Context, id string, from int64, fn func(seq i
 			if eb == nil {
 				return damagedf("salvage: session %q has no events bucket", errors.Safe(id))
 			}
-			c := eb.Cursor()
-			k, v := c.Seek(layout.AppendSeqKey(nil, next))
-			if next == 0 {
-				k, v = c.First()
-			}
-			for k != nil {
-				if len(recs) == chunkRecords || size >= chunkBytes {
-					more = true
-					return nil
-				}
-				seq, ok := layout.ParseSeqKey(k)
-				if !ok {
-					return damagedf("salvage: session %q: a malformed event key (%d bytes, %x) after seq %d",
-						errors.Safe(id), errors.Safe(len(k)), errors.Safe(k[:min(len(k), 16)]), errors.Safe(next-1))
-				}
-				if v == nil {
-					return damagedf("salvage: session %q seq %d: the key holds a bucket, not a record", errors.Safe(id), errors.Safe(seq))
-				}
-				val, err := value(v, fmt.Sprintf("session %q seq %d", id, seq))
-				if err != nil {
-					return err
-				}
-				// A value holds the events up to its key's seq: a pack's,
-				// or one record (eventlog.ValueRecords).
-				_ = eventlog.ValueRecords(seq, val, next, func(s int64, rec []byte) error {
-					recs = append(recs, record{seq: s, b: bytes.Clone(rec)})
-					size += len(rec)
-					return nil
-				})
-				next = seq + 1
-				// Never onto a damaged page: what precedes it is
-				// delivered first.
-				if damage = f.damaged(id, next); damage != nil {
-					return nil
-				}
-				k, v = c.Next()
-			}
-			return nil
+			more, damage, err = w.Walk(eb, boltfmt.BoundsOf(tx), func(seq int64, rec []byte) bool {
+				recs = append(recs, record{seq: seq, b: bytes.Clone(rec)})
+				return true
+			})
+			return errclass.Mark(err, ErrDamaged)
 		})
 		for _, r := range recs {
 			if ferr := fn(r.seq, r.b); ferr != nil {
 				return ferr
 			}
 		}
-		if err == nil {
-			err = damage
+		if err == nil && damage != nil {
+			err = f.damaged(id, w.Next)
 		}
 		if err != nil {
 			return errors.Wrapf(err, "salvage: records of session %q", errors.Safe(id))
@@ -534,7 +489,7 @@ func (f *File) Notes() []string {
 // eventsBucket returns the events bucket of session bucket b: the bucket
 // under "events", else the session bucket's only sub-bucket.
 func (f *File) eventsBucket(b *bolt.Bucket, id string) *bolt.Bucket {
-	if eb := b.Bucket(rawEvents); eb != nil {
+	if eb := b.Bucket(boltfmt.BucketEvents); eb != nil {
 		return eb
 	}
 	var key []byte
@@ -555,10 +510,10 @@ func (f *File) eventsBucket(b *bolt.Bucket, id string) *bolt.Bucket {
 // headerValue returns the header record of session bucket b: the value
 // under "header", else the value that decodes as a header naming id.
 func (f *File) headerValue(b *bolt.Bucket, id string) []byte {
-	if v := b.Get(rawHeader); v != nil {
+	if v := b.Get(boltfmt.KeyHeader); v != nil {
 		return v
 	}
-	return f.search(b, id, "header record", rawHead, func(v []byte) bool {
+	return f.search(b, id, "header record", boltfmt.KeyHead, func(v []byte) bool {
 		_, err := decodeHeader(id, v)
 		return err == nil
 	})
@@ -567,11 +522,11 @@ func (f *File) headerValue(b *bolt.Bucket, id string) []byte {
 // headValue returns the head record of session bucket b: the value under
 // "head", else the value that decodes as a head record.
 func (f *File) headValue(b *bolt.Bucket, id string) []byte {
-	if v := b.Get(rawHead); v != nil {
+	if v := b.Get(boltfmt.KeyHead); v != nil {
 		return v
 	}
-	return f.search(b, id, "head record", rawHeader, func(v []byte) bool {
-		_, err := eventlog.DecodeHeadRecord(v)
+	return f.search(b, id, "head record", boltfmt.KeyHeader, func(v []byte) bool {
+		_, err := boltfmt.DecodeHead(v)
 		return err == nil
 	})
 }

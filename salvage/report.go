@@ -18,7 +18,7 @@ const (
 	// Frame: a record is too short or too long, has an unknown format
 	// version, or its payload is not exactly one well-formed stored value.
 	Frame
-	// Decode: a record's payload does not decode as an event (SPEC §2.4–§2.6).
+	// Decode: a record's payload does not decode as an event (docs/format.md#events).
 	Decode
 	// Gap: the record of a seq is missing; the next key is a later seq
 	// (or keys are out of order).
@@ -26,7 +26,7 @@ const (
 	// Key: a record holds another seq than its key.
 	Key
 	// Fold: an event breaks a rule of the log given the events before it
-	// (the surface, the header fold; SPEC §3, §5).
+	// (the surface, the header fold; docs/rules.md#surface, docs/rules.md#header).
 	Fold
 	// Read: the store could not be read past this point: bbolt failed or
 	// panicked on a damaged page, or a key is malformed.
@@ -36,7 +36,7 @@ const (
 	// Extra: every event of the head's count was copied, but the store
 	// holds records past it, which were never published.
 	Extra
-	// Chain: every event was copied, but their chain hash (SPEC §8.2)
+	// Chain: every event was copied, but their chain hash (docs/rules.md#chain-hash)
 	// disagrees with the head's: a record or the head changed without
 	// failing its CRC.
 	Chain

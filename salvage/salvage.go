@@ -10,10 +10,11 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
-// Source is the damaged store salvage reads. *eventlog.Log (opened
+// Source is the damaged store salvage reads. *boltlog.Log (opened
 // read-only) implements it. Its methods may fail or panic on damage; each
 // call runs under recover.
 type Source interface {
@@ -30,7 +31,7 @@ type Source interface {
 	Records(ctx context.Context, session string, from int64, fn func(seq int64, rec []byte) error) error
 }
 
-// Destination is the new store salvage writes. *eventlog.Log implements
+// Destination is the new store salvage writes. *boltlog.Log implements
 // it.
 type Destination interface {
 	Import(ctx context.Context, h codec.SessionHeader, src eventlog.Source) (int64, error)
@@ -237,7 +238,7 @@ func decodeHeader(id string, rec []byte) (codec.SessionHeader, error) {
 	}
 	h, err := codec.DecodeSessionHeader(payload)
 	if err != nil {
-		return codec.SessionHeader{}, errors.Mark(errors.Wrapf(err, "salvage: session %q: header record", errors.Safe(id)), ErrDamaged)
+		return codec.SessionHeader{}, errclass.Mark(errors.Wrapf(err, "salvage: session %q: header record", errors.Safe(id)), ErrDamaged)
 	}
 	if h.ID != id {
 		return codec.SessionHeader{}, damagedf("salvage: session %q: its header record names session %q",
@@ -370,7 +371,7 @@ func (r *reader) check(rec record) (codec.Event, Cause, error) {
 	}
 	ev, err := codec.DecodeEvent(payload)
 	if err != nil {
-		return codec.Event{}, Decode, errors.Mark(errors.Wrapf(err, "salvage: session %q seq %d",
+		return codec.Event{}, Decode, errclass.Mark(errors.Wrapf(err, "salvage: session %q seq %d",
 			errors.Safe(r.id), errors.Safe(r.next)), ErrDamaged)
 	}
 	if ev.Seq != r.next {
@@ -378,7 +379,7 @@ func (r *reader) check(rec record) (codec.Event, Cause, error) {
 			errors.Safe(r.id), errors.Safe(r.next), errors.Safe(ev.Seq))
 	}
 	if err := r.fold.Add(&ev); err != nil {
-		return codec.Event{}, Fold, errors.Mark(errors.Wrapf(err, "salvage: session %q seq %d",
+		return codec.Event{}, Fold, errclass.Mark(errors.Wrapf(err, "salvage: session %q seq %d",
 			errors.Safe(r.id), errors.Safe(r.next)), ErrDamaged)
 	}
 	r.chain = eventlog.ChainNext(r.chain, payload)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/salvage"
 )
 
@@ -330,7 +331,7 @@ func equalPrefix(a, b [][]byte) bool {
 // faultySource is a Source over a store that fails or panics as a damaged
 // one might.
 type faultySource struct {
-	*eventlog.Log
+	*boltlog.Log
 	// listErr is returned by SessionIDs with the ids; dup lists the first
 	// id twice.
 	listErr error
@@ -377,7 +378,7 @@ func (f *faultySource) Records(ctx context.Context, id string, from int64, fn fu
 // refusingStore is a Destination that refuses one event of one session
 // with ErrInvalid, as a store with stricter rules would.
 type refusingStore struct {
-	*eventlog.Log
+	*boltlog.Log
 	session string
 	seq     int64
 }
@@ -410,36 +411,36 @@ func TestCopyFaults(t *testing.T) {
 	listErr := errors.Mark(errors.New("salvage_test: the session list is damaged"), eventlog.ErrCorrupt)
 	tests := []struct {
 		name string
-		src  func(l *eventlog.Log) salvage.Source
-		dst  func(l *eventlog.Log) salvage.Destination
+		src  func(l *boltlog.Log) salvage.Source
+		dst  func(l *boltlog.Log) salvage.Destination
 		want []want
 		list bool // Report.List set, the last session not listed
 	}{{
 		name: "records panic",
-		src:  func(l *eventlog.Log) salvage.Source { return &faultySource{Log: l, panicIn: sessA, panicAt: 100} },
+		src:  func(l *boltlog.Log) salvage.Source { return &faultySource{Log: l, panicIn: sessA, panicAt: 100} },
 		want: []want{{id: sessA, copied: 100, end: -1, cause: salvage.Read, at: 100, later: 0}},
 	}, {
 		name: "header record panics",
-		src:  func(l *eventlog.Log) salvage.Source { return &faultySource{Log: l, headerPanic: sessB} },
+		src:  func(l *boltlog.Log) salvage.Source { return &faultySource{Log: l, headerPanic: sessB} },
 		want: []want{{id: sessB, lost: true, cause: salvage.Bucket, at: -1, later: -1}},
 	}, {
 		name: "list damaged",
-		src:  func(l *eventlog.Log) salvage.Source { return &faultySource{Log: l, listErr: listErr} },
+		src:  func(l *boltlog.Log) salvage.Source { return &faultySource{Log: l, listErr: listErr} },
 		list: true,
 	}, {
 		name: "id listed twice",
-		src:  func(l *eventlog.Log) salvage.Source { return &faultySource{Log: l, dup: true} },
+		src:  func(l *boltlog.Log) salvage.Source { return &faultySource{Log: l, dup: true} },
 		want: []want{{id: child, copied: -1, end: -1, at: -1}},
 	}, {
 		name: "new store refuses",
-		src:  func(l *eventlog.Log) salvage.Source { return l },
-		dst:  func(l *eventlog.Log) salvage.Destination { return &refusingStore{Log: l, session: sessB, seq: 60} },
+		src:  func(l *boltlog.Log) salvage.Source { return l },
+		dst:  func(l *boltlog.Log) salvage.Destination { return &refusingStore{Log: l, session: sessB, seq: 60} },
 		want: []want{{id: sessB, copied: 60, end: -1, cause: salvage.Refused, at: 60, later: -3}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "new.db")
-			dl, err := eventlog.Open(out, writeOptions())
+			dl, err := boltlog.Open(out, writeOptions(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

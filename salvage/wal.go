@@ -11,13 +11,16 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/wal"
+	"github.com/sessionlog/sessionlog/internal/boltfmt"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // The write-ahead log.
 //
 // A store a crash left behind may hold acknowledged writes in its
-// write-ahead log only (eventlog.WALDir): creations of sessions, and
+// write-ahead log only (boltlog.WALDir): creations of sessions, and
 // appends that continue sessions of the tree. eventlog's reader replays
 // them itself; File reads the tree only, so Open lays the log's writes
 // over it (WAL): a session the log creates is read from the log alone,
@@ -63,7 +66,7 @@ type walSession struct {
 // that cannot be listed or read at all.
 func ReadWAL(path string) (*WAL, error) {
 	w := &WAL{sessions: map[string]*walSession{}}
-	segs, err := wal.Segments(eventlog.WALDir(path))
+	segs, err := wal.Segments(boltlog.WALDir(path))
 	if err != nil || len(segs) == 0 {
 		return w, err
 	}
@@ -71,7 +74,7 @@ func ReadWAL(path string) (*WAL, error) {
 	if err != nil || first == 0 {
 		return w, errors.Wrapf(err, "salvage: write-ahead log segment %s", errors.Safe(filepath.Base(segs[0])))
 	}
-	w.Report, err = eventlog.ReadWAL(path, first-1, func(ww eventlog.WALWrite) error {
+	w.Report, err = boltfmt.ReadWAL(path, first-1, func(ww boltfmt.WALWrite) error {
 		w.add(ww)
 		return nil
 	})
@@ -79,7 +82,7 @@ func ReadWAL(path string) (*WAL, error) {
 		if !errors.Is(err, eventlog.ErrCorrupt) {
 			return w, err
 		}
-		w.Damage = errors.Mark(errors.Wrap(err, "salvage: the write-ahead log is damaged; its writes after the damage are lost"), ErrDamaged)
+		w.Damage = errclass.Mark(errors.Wrap(err, "salvage: the write-ahead log is damaged; its writes after the damage are lost"), ErrDamaged)
 	}
 	for id, s := range w.sessions {
 		if s.headerRec != nil {
@@ -91,7 +94,7 @@ func ReadWAL(path string) (*WAL, error) {
 }
 
 // add takes one write; its slices are copied.
-func (w *WAL) add(ww eventlog.WALWrite) {
+func (w *WAL) add(ww boltfmt.WALWrite) {
 	s := w.sessions[ww.Session]
 	if s == nil {
 		s = &walSession{first: -1}
@@ -182,9 +185,9 @@ func (o *walOverlay) Head(ctx context.Context, id string) (eventlog.Head, error)
 	if err != nil {
 		return eventlog.Head{}, err
 	}
-	h, err := eventlog.DecodeHeadRecord(s.headRec)
+	h, err := boltfmt.DecodeHead(s.headRec)
 	if err != nil {
-		return eventlog.Head{}, errors.Mark(errors.Wrapf(err, "salvage: session %q: head record in the write-ahead log", errors.Safe(id)), ErrDamaged)
+		return eventlog.Head{}, errclass.Mark(errors.Wrapf(err, "salvage: session %q: head record in the write-ahead log", errors.Safe(id)), ErrDamaged)
 	}
 	out := eventlog.Head{Header: hdr, Next: h.Next, Turns: h.Turns, LastTime: h.LastTime, StoredBytes: h.Stored}
 	copy(out.Chain[:], h.Chain)

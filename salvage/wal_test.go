@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/wal"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/rebuild"
@@ -49,7 +50,7 @@ func crashedStore(t *testing.T) (string, map[string][][]byte) {
 			want[h.ID] = append(want[h.ID], ev.Raw)
 		}
 	}
-	appendAll := func(l *eventlog.Log, id string, evs []codec.Event) {
+	appendAll := func(l *boltlog.Log, id string, evs []codec.Event) {
 		for len(evs) > 0 {
 			n := min(7, len(evs))
 			if err := l.Append(ctx, id, evs[:n]); err != nil {
@@ -58,7 +59,7 @@ func crashedStore(t *testing.T) (string, map[string][][]byte) {
 			evs = evs[n:]
 		}
 	}
-	l, err := eventlog.Open(work, writeOptions())
+	l, err := boltlog.Open(work, writeOptions(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +73,8 @@ func crashedStore(t *testing.T) (string, map[string][][]byte) {
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}
-	l, err = eventlog.Open(work, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator,
-		WAL: eventlog.WALOptions{SegmentSize: 4 << 10, ApplyInterval: time.Hour, ApplyBytes: 1 << 40}})
+	l, err = boltlog.Open(work, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, &boltlog.Options{WAL: boltlog.WALOptions{SegmentSize: 4 << 10, ApplyInterval: time.Hour, ApplyBytes: 1 << 40}})
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,15 +86,15 @@ func crashedStore(t *testing.T) (string, map[string][][]byte) {
 
 	path := filepath.Join(t.TempDir(), "sessions.db")
 	copyFile(t, work, path)
-	if err := os.Mkdir(eventlog.WALDir(path), 0o755); err != nil {
+	if err := os.Mkdir(boltlog.WALDir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	segs, err := wal.Segments(eventlog.WALDir(work))
+	segs, err := wal.Segments(boltlog.WALDir(work))
 	if err != nil || len(segs) < 2 {
 		t.Fatalf("the log has %d segments (%v); want several", len(segs), err)
 	}
 	for _, s := range segs {
-		copyFile(t, s, filepath.Join(eventlog.WALDir(path), filepath.Base(s)))
+		copyFile(t, s, filepath.Join(boltlog.WALDir(path), filepath.Base(s)))
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func TestIntoWAL(t *testing.T) {
 func TestIntoDamagedWAL(t *testing.T) {
 	ctx := context.Background()
 	path, want := crashedStore(t)
-	segs, err := wal.Segments(eventlog.WALDir(path))
+	segs, err := wal.Segments(boltlog.WALDir(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +224,8 @@ func TestIntoDamagedWAL(t *testing.T) {
 	if err := os.WriteFile(seg, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true}); !errors.Is(err, eventlog.ErrCorrupt) {
-		t.Fatalf("eventlog.Open of the damaged log: %v; want ErrCorrupt", err)
+	if _, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil); !errors.Is(err, eventlog.ErrCorrupt) {
+		t.Fatalf("boltlog.Open of the damaged log: %v; want ErrCorrupt", err)
 	}
 
 	st, err := salvage.Open(path, nil)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // A scenario file is checked whole before anything runs: JSON syntax and
@@ -48,7 +50,7 @@ func decodeError(data []byte, err error) error {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return invalidf("scenario: %s: the JSON ends early", errors.Safe(position(data, int64(len(data)))))
 	}
-	return errors.Mark(errors.Wrap(err, "scenario"), ErrInvalid)
+	return errclass.Mark(errors.Wrap(err, "scenario"), ErrInvalid)
 }
 
 // article prefixes a JSON kind with "a" or "an".
@@ -219,14 +221,14 @@ const maxDepth = 1024
 
 // invalidf returns an error marked ErrInvalid, created one frame up.
 func invalidf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
 }
 
 // asInvalid marks err ErrInvalid: a scenario is the caller's input, so
 // bytes the codec calls corrupt are invalid here.
 func asInvalid(err error) error {
 	if errors.Is(err, codec.ErrCorrupt) {
-		return errors.Mark(errors.Handled(err), ErrInvalid)
+		return errclass.Mark(errors.Handled(err), ErrInvalid)
 	}
-	return errors.Mark(err, ErrInvalid)
+	return errclass.Mark(err, ErrInvalid)
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
 	"github.com/sessionlog/sessionlog/loop"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // exhausted is the provider error when a turn's replies have run out.
@@ -160,7 +162,7 @@ func blockFields(block []byte) (fields, error) {
 	r := codec.NewReader(mp)
 	t, err := r.Next()
 	if err != nil || t.Kind != codec.KindObject {
-		return f, errors.Mark(errors.New("scenario: a reply block is not an object"), ErrInvalid)
+		return f, errclass.Mark(errors.New("scenario: a reply block is not an object"), ErrInvalid)
 	}
 	for i := 0; i < t.N; i++ {
 		k, err := r.Next()

@@ -8,6 +8,8 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/header"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // ErrInvalid marks a scenario file that cannot be run. It is
@@ -133,10 +135,10 @@ func parse(data []byte) (*Scenario, error) {
 		return nil, invalidf("scenario: %s: text after the scenario object", errors.Safe(position(data, dec.InputOffset())))
 	}
 	if err := checkKeys(data); err != nil {
-		return nil, errors.Mark(err, ErrInvalid)
+		return nil, errclass.Mark(err, ErrInvalid)
 	}
 	if len(f.Turns) == 0 {
-		return nil, errors.Mark(errors.New("scenario: no turns"), ErrInvalid)
+		return nil, errclass.Mark(errors.New("scenario: no turns"), ErrInvalid)
 	}
 	sc := &Scenario{Session: f.Session, System: f.System}
 	cfg := []byte(f.Config)
@@ -224,7 +226,7 @@ func parseConfig(cfg []byte) (header.Config, error) {
 	if err != nil {
 		// The file parsed as JSON already; what codec's stricter text
 		// rules refuse here (invalid UTF-8, say) is a malformed scenario.
-		return header.Config{}, errors.Mark(errors.Wrap(err, "scenario: config"), codec.ErrInvalid)
+		return header.Config{}, errclass.Mark(errors.Wrap(err, "scenario: config"), codec.ErrInvalid)
 	}
 	s, err := header.Decode(mp)
 	if err != nil {

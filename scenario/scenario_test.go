@@ -8,9 +8,11 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/compact"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
@@ -109,7 +111,7 @@ func TestProviderExhausted(t *testing.T) {
 // answered by the result scripted under its tool's name (docs/cli.md#scenario-files); one
 // that matches neither gets an error result naming its id.
 func TestToolResultsByName(t *testing.T) {
-	st, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	st, err := boltlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/codec"
-	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/header"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/scenario"
@@ -47,7 +47,7 @@ func TestCancelAtEveryCommit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			log, err := eventlog.Open(filepath.Join(t.TempDir(), "sessions.db"), storeOptions())
+			log, err := boltlog.Open(filepath.Join(t.TempDir(), "sessions.db"), storeOptions(), storeBoltOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +145,7 @@ func TestCancelAtEveryCommit(t *testing.T) {
 // cancellingStore is the real Log; once the nth batch whose first event
 // has type after is stored, it calls cancel.
 type cancellingStore struct {
-	*eventlog.Log
+	*boltlog.Log
 	after  string
 	nth    int
 	cancel context.CancelFunc
@@ -188,7 +188,7 @@ func TestInjectQueuedInCancelledTurn(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			st, err := eventlog.Open(filepath.Join(t.TempDir(), "sessions.db"), storeOptions())
+			st, err := boltlog.Open(filepath.Join(t.TempDir(), "sessions.db"), storeOptions(), storeBoltOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

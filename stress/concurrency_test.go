@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/verify"
 )
@@ -68,7 +69,7 @@ func concurrentAppends(t *testing.T, sessions, cache int) {
 	ctx := context.Background()
 	opts := storeOptions()
 	opts.ValidatorCache = cache
-	st, err := eventlog.Open(filepath.Join(t.TempDir(), "sessions.db"), opts)
+	st, err := boltlog.Open(filepath.Join(t.TempDir(), "sessions.db"), opts, storeBoltOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +478,7 @@ func TestConcurrentCreates(t *testing.T) {
 	ctx := context.Background()
 	opts := storeOptions()
 	opts.ImportBatch = 16 // imports and forks stage in several transactions
-	st, err := eventlog.Open(filepath.Join(t.TempDir(), "sessions.db"), opts)
+	st, err := boltlog.Open(filepath.Join(t.TempDir(), "sessions.db"), opts, storeBoltOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +578,7 @@ func TestStoreLock(t *testing.T) {
 	short := 50 * time.Millisecond
 	newStore := func(t *testing.T) string {
 		path := filepath.Join(t.TempDir(), "sessions.db")
-		st, err := eventlog.Open(path, storeOptions())
+		st, err := boltlog.Open(path, storeOptions(), storeBoltOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -592,7 +593,7 @@ func TestStoreLock(t *testing.T) {
 	refused := func(t *testing.T, path string) {
 		t.Helper()
 		for _, ro := range []bool{false, true} {
-			st, err := eventlog.Open(path, &eventlog.Options{LockTimeout: short, ReadOnly: ro, NewValidator: rebuild.NewValidator})
+			st, err := boltlog.Open(path, &eventlog.Options{ReadOnly: ro, NewValidator: rebuild.NewValidator}, &boltlog.Options{LockTimeout: short})
 			if err == nil {
 				st.Close()
 				t.Fatalf("Open(ReadOnly %v) of a store another process holds succeeded", ro)
@@ -604,7 +605,7 @@ func TestStoreLock(t *testing.T) {
 	}
 	opens := func(t *testing.T, path string) {
 		t.Helper()
-		st, err := eventlog.Open(path, &eventlog.Options{LockTimeout: short, NewValidator: rebuild.NewValidator})
+		st, err := boltlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator}, &boltlog.Options{LockTimeout: short})
 		if err != nil {
 			t.Fatalf("Open after the holder is gone: %+v", err)
 		}
@@ -635,7 +636,7 @@ func TestStoreLock(t *testing.T) {
 	})
 	t.Run("this process holds", func(t *testing.T) {
 		path := newStore(t)
-		st, err := eventlog.Open(path, storeOptions())
+		st, err := boltlog.Open(path, storeOptions(), storeBoltOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -659,7 +660,7 @@ func TestLockChild(t *testing.T) {
 	path := os.Getenv(envStore)
 	switch role {
 	case "hold":
-		st, err := eventlog.Open(path, storeOptions())
+		st, err := boltlog.Open(path, storeOptions(), storeBoltOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -671,7 +672,7 @@ func TestLockChild(t *testing.T) {
 			t.Fatal(err)
 		}
 	case "probe", "probe-readonly":
-		st, err := eventlog.Open(path, &eventlog.Options{LockTimeout: 50 * time.Millisecond, ReadOnly: role == "probe-readonly", NewValidator: rebuild.NewValidator})
+		st, err := boltlog.Open(path, &eventlog.Options{ReadOnly: role == "probe-readonly", NewValidator: rebuild.NewValidator}, &boltlog.Options{LockTimeout: 50 * time.Millisecond})
 		switch {
 		case err == nil:
 			st.Close()

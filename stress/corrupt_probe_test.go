@@ -19,6 +19,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/salvage"
 	"github.com/sessionlog/sessionlog/verify"
@@ -127,7 +128,7 @@ type storeState struct {
 
 // readState reads every session of l: its head, each event, and every
 // step rebuilt.
-func readState(ctx context.Context, l *eventlog.Log) (*storeState, error) {
+func readState(ctx context.Context, l *boltlog.Log) (*storeState, error) {
 	ids, err := l.SessionIDs(ctx)
 	if err != nil {
 		return nil, err
@@ -143,7 +144,7 @@ func readState(ctx context.Context, l *eventlog.Log) (*storeState, error) {
 	return st, nil
 }
 
-func readSession(ctx context.Context, l *eventlog.Log, id string) (*sessionState, error) {
+func readSession(ctx context.Context, l *boltlog.Log, id string) (*sessionState, error) {
 	head, err := l.Head(ctx, id)
 	if err != nil {
 		return nil, err
@@ -225,7 +226,7 @@ func probe(ctx context.Context, path string, orig *storeState) probeResult {
 			res.Unclassified = append(res.Unclassified, oneLine(err))
 		}
 	}
-	l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true, LockTimeout: 5 * time.Second})
+	l, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, &boltlog.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		note(err)
 		res.Class, res.Err = classRefused, oneLine(err)
@@ -348,7 +349,7 @@ func probeSalvage(ctx context.Context, path, out string, orig *storeState) probe
 			sr.Problems = append(sr.Problems, fmt.Sprintf("session %s is not in a report that says nothing is wrong", id))
 		}
 	}
-	nl, err := eventlog.Open(out, &eventlog.Options{ReadOnly: true})
+	nl, err := boltlog.Open(out, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		sr.Problems = append(sr.Problems, "the new store does not open: "+oneLine(err))
 		return res
@@ -404,7 +405,7 @@ func TestCorruptWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := eventlog.Open(store, &eventlog.Options{ReadOnly: true})
+	l, err := boltlog.Open(store, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

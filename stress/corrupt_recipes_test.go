@@ -17,6 +17,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/verify"
@@ -43,7 +44,7 @@ import (
 func TestCorruptNewestMeta(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	l, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestCorruptNewestMeta(t *testing.T) {
 	t.Logf("flipped bit 0 of byte %d: the txid of meta page %d (txid %d; the other is %d)",
 		off, newest, txid(newest)^1, txid(1-newest))
 
-	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	ro, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		if !errors.Is(err, eventlog.ErrCorrupt) {
 			t.Fatalf("Open = %v, want an ErrCorrupt refusal", err)
@@ -138,7 +139,7 @@ func TestCorruptNewestMeta(t *testing.T) {
 func TestCorruptHeadKey(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	l, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestCorruptHeadKey(t *testing.T) {
 	}
 	t.Logf("flipped bit 0 of byte %d: the key \"head\" of session hidden", off)
 
-	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	ro, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		if !errors.Is(err, eventlog.ErrCorrupt) {
 			t.Fatalf("Open = %v, want an ErrCorrupt refusal", err)
@@ -207,7 +208,7 @@ func TestCorruptHeadKey(t *testing.T) {
 	}
 
 	// A read-write Open removes unpublished sessions: here, the damaged one.
-	rw, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	rw, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err == nil {
 		err = rw.Close()
 	}
@@ -256,7 +257,7 @@ func bucketGone(t *testing.T, path, id string) bool {
 func TestCorruptBranchKey(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	l, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +295,7 @@ func TestCorruptBranchKey(t *testing.T) {
 	}
 	t.Logf("flipped byte %d ^= 0x0b: the key size of element 1 of an events branch page (8 → 3)", off)
 
-	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	ro, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatalf("Open = %v", err)
 	}
@@ -329,7 +330,7 @@ func TestCorruptBranchKey(t *testing.T) {
 func TestCorruptSessionNotBucket(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	l, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +384,7 @@ func TestCorruptSessionNotBucket(t *testing.T) {
 	}
 	t.Logf("flipped bit 0 of byte %d: the bucket flag of the element of session hidden in the sessions bucket", off)
 
-	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	ro, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		if !errors.Is(err, eventlog.ErrCorrupt) {
 			t.Fatalf("Open = %v, want an ErrCorrupt refusal", err)
@@ -502,7 +503,7 @@ func TestCorruptCheckStructureChild(t *testing.T) {
 	if path == "" {
 		t.Skip("the child process of TestCorruptCheckStructure")
 	}
-	l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	l, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		fmt.Println("check-structure: open refused:", err)
 		return

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
@@ -341,8 +342,9 @@ func buildCorruptStore(t *testing.T) *corruptStore {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "sessions.db")
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true,
-		NewValidator: rebuild.NewValidator})
+	l, err := boltlog.Open(path, &eventlog.Options{NoSync: true,
+		NewValidator: rebuild.NewValidator}, nil)
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,7 +391,7 @@ func buildCorruptStore(t *testing.T) *corruptStore {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	ro, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +404,7 @@ func buildCorruptStore(t *testing.T) *corruptStore {
 }
 
 // lastTurnEnd returns the seq of the last turn/end before seq end.
-func lastTurnEnd(t *testing.T, l *eventlog.Log, id string, end int64) int64 {
+func lastTurnEnd(t *testing.T, l *boltlog.Log, id string, end int64) int64 {
 	t.Helper()
 	it, err := l.Scan(context.Background(), id, 0)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/wal"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
@@ -124,7 +125,7 @@ func TestCorruptWAL(t *testing.T) {
 	for n, f := range flips {
 		mask := byte(1 + rng.IntN(255))
 		s.copyTo(t, probe)
-		seg := filepath.Join(eventlog.WALDir(filepath.Join(probe, "sessions.db")), s.segs[f.seg])
+		seg := filepath.Join(boltlog.WALDir(filepath.Join(probe, "sessions.db")), s.segs[f.seg])
 		flipByte(t, seg, f.off, mask)
 		where := fmt.Sprintf("probe %d: %s@%d ^= %#02x", n, s.segs[f.seg], f.off, mask)
 		inLast := f.seg == lastSeg && f.off >= s.lastOff && f.off < end
@@ -153,7 +154,7 @@ func TestCorruptWAL(t *testing.T) {
 		}
 		for _, zero := range []bool{false, true} {
 			s.copyTo(t, probe)
-			seg := filepath.Join(eventlog.WALDir(filepath.Join(probe, "sessions.db")), s.segs[lastSeg])
+			seg := filepath.Join(boltlog.WALDir(filepath.Join(probe, "sessions.db")), s.segs[lastSeg])
 			how := "truncated"
 			if zero {
 				how = "zeroed"
@@ -207,9 +208,7 @@ func newWALSubject(t *testing.T) *walSubject {
 	s := &walSubject{dir: t.TempDir()}
 	s.path = filepath.Join(s.dir, "sessions.db")
 	work := filepath.Join(t.TempDir(), "sessions.db")
-	opts := func(o eventlog.WALOptions) *eventlog.Options {
-		return &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator, WAL: o}
-	}
+	opts := &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}
 	type feed struct {
 		id string
 		h  codec.SessionHeader
@@ -225,7 +224,7 @@ func newWALSubject(t *testing.T) *walSubject {
 		feeds = append(feeds, feed{id, h, sc})
 	}
 	// wal-0 and wal-1 in the tree, with some events.
-	st, err := eventlog.Open(work, opts(eventlog.WALOptions{}))
+	st, err := boltlog.Open(work, opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +238,7 @@ func newWALSubject(t *testing.T) *walSubject {
 		t.Fatal(err)
 	}
 	// wal-2 and wal-3 created in the log only; appends to all four.
-	st, err = eventlog.Open(work, opts(eventlog.WALOptions{SegmentSize: walSweepSegment, ApplyInterval: time.Hour, ApplyBytes: 1 << 40}))
+	st, err = boltlog.Open(work, opts, &boltlog.Options{WAL: boltlog.WALOptions{SegmentSize: walSweepSegment, ApplyInterval: time.Hour, ApplyBytes: 1 << 40}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +260,7 @@ func newWALSubject(t *testing.T) *walSubject {
 		t.Fatal(err)
 	}
 
-	paths, err := wal.Segments(eventlog.WALDir(s.path))
+	paths, err := wal.Segments(boltlog.WALDir(s.path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +280,7 @@ func newWALSubject(t *testing.T) *walSubject {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := wal.Read(eventlog.WALDir(s.path), first-1, nil)
+	rep, err := wal.Read(boltlog.WALDir(s.path), first-1, nil)
 	if err != nil || rep.TornBytes != 0 {
 		t.Fatalf("the subject's log reads %+v, %v: want it whole", rep, err)
 	}
@@ -294,7 +293,7 @@ func newWALSubject(t *testing.T) *walSubject {
 	}
 	probe := filepath.Join(t.TempDir(), "dropped")
 	s.copyTo(t, probe)
-	zeroFrom(t, filepath.Join(eventlog.WALDir(filepath.Join(probe, "sessions.db")), s.segs[len(s.segs)-1]), s.lastOff)
+	zeroFrom(t, filepath.Join(boltlog.WALDir(filepath.Join(probe, "sessions.db")), s.segs[len(s.segs)-1]), s.lastOff)
 	s.dropped, torn, err = readContent(filepath.Join(probe, "sessions.db"), true)
 	if err != nil || torn {
 		t.Fatalf("the subject without its last record: torn %v, %+v", torn, err)
@@ -307,7 +306,7 @@ func newWALSubject(t *testing.T) *walSubject {
 
 // appendSome appends n events from sc to session id, per events a batch
 // (one log record each).
-func appendSome(t *testing.T, st *eventlog.Log, id string, sc *codec.Scanner, n, per int) {
+func appendSome(t *testing.T, st *boltlog.Log, id string, sc *codec.Scanner, n, per int) {
 	t.Helper()
 	var batch []codec.Event
 	flush := func() {
@@ -338,15 +337,15 @@ func appendSome(t *testing.T, st *eventlog.Log, id string, sc *codec.Scanner, n,
 func copyStore(t *testing.T, from, to string) {
 	t.Helper()
 	copyFile(t, from, to)
-	if err := os.MkdirAll(eventlog.WALDir(to), 0o755); err != nil {
+	if err := os.MkdirAll(boltlog.WALDir(to), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ents, err := os.ReadDir(eventlog.WALDir(from))
+	ents, err := os.ReadDir(boltlog.WALDir(from))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		copyFile(t, filepath.Join(eventlog.WALDir(from), e.Name()), filepath.Join(eventlog.WALDir(to), e.Name()))
+		copyFile(t, filepath.Join(boltlog.WALDir(from), e.Name()), filepath.Join(boltlog.WALDir(to), e.Name()))
 	}
 }
 
@@ -430,11 +429,11 @@ func zeroFrom(t *testing.T, path string, off int64) {
 // the open reported a torn tail.
 func readContent(path string, readOnly bool) (map[string]string, bool, error) {
 	ctx := context.Background()
-	o := &eventlog.Options{ReadOnly: readOnly, NoSync: true, LockTimeout: 10 * time.Second}
+	o := &eventlog.Options{ReadOnly: readOnly, NoSync: true}
 	if !readOnly {
 		o.NewValidator = rebuild.NewValidator
 	}
-	st, err := eventlog.Open(path, o)
+	st, err := boltlog.Open(path, o, &boltlog.Options{LockTimeout: 10 * time.Second})
 	if err != nil {
 		return nil, false, err
 	}
@@ -443,7 +442,7 @@ func readContent(path string, readOnly bool) (map[string]string, bool, error) {
 	return out, torn, errors.CombineErrors(err, st.Close())
 }
 
-func digestAll(ctx context.Context, st *eventlog.Log) (map[string]string, error) {
+func digestAll(ctx context.Context, st *boltlog.Log) (map[string]string, error) {
 	ids, err := st.SessionIDs(ctx)
 	if err != nil {
 		return nil, err
@@ -524,7 +523,7 @@ func (s *walSubject) probe(t *testing.T, dir, where string, classify func(torn b
 		return "silent"
 	}
 	if outs[1] != "refused" {
-		if _, err := os.Stat(eventlog.WALDir(path)); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(boltlog.WALDir(path)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s: the log is still there after a read-write Close (stat: %v)", where, err)
 		}
 		got, torn, err := readContent(path, true)

@@ -17,7 +17,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
-	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/pglog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/loop"
@@ -44,11 +44,12 @@ func TestCrashChild(t *testing.T) {
 	}
 	d := &durable{w: os.Stdout}
 	target := os.Getenv(envStore)
+	bopts := storeBoltOptions()
 	if !pglog.IsURL(target) {
-		opts.WAL = childWAL(seed)
+		bopts.WAL = childWAL(seed)
 		opts.Logger = slog.New(walLines{d})
 	}
-	st, err := openTarget(target, opts)
+	st, err := openTarget(target, opts, bopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,15 +271,15 @@ var _ loop.Store = (*durable)(nil)
 // rounds, so that kills land mid-apply and mid-cut as well as mid-write;
 // the fourth keeps the defaults. envSegment, when set, is the small
 // segment size (TestPowerCut's children write less, and cut smaller).
-func childWAL(seed int64) eventlog.WALOptions {
+func childWAL(seed int64) boltlog.WALOptions {
 	if seed%4 == 3 {
-		return eventlog.WALOptions{}
+		return boltlog.WALOptions{}
 	}
 	size := int64(crashSegmentSize)
 	if v, err := strconv.ParseInt(os.Getenv(envSegment), 10, 64); err == nil {
 		size = v
 	}
-	return eventlog.WALOptions{
+	return boltlog.WALOptions{
 		SegmentSize:   size,
 		ApplyInterval: crashApplyMin + time.Duration(seed%int64(crashApplyMax-crashApplyMin)),
 		ApplyBytes:    crashApplyBytes,

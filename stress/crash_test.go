@@ -476,7 +476,7 @@ func (r *crashRun) check(n int, log *roundLog) {
 	}
 	opts := storeOptions()
 	opts.NoSync = true
-	st, err := openTarget(r.path, opts)
+	st, err := openTarget(r.path, opts, nil)
 	if err != nil {
 		t.Fatalf("round %d: open the store after the kill: %+v", n, err)
 	}

@@ -3,7 +3,7 @@
 // points and commit batches of docs/loop.md#commit-batches, the appends of
 // docs/rules.md#appends, docs/rules.md#error-classes). It holds no
 // production code: everything is in its tests, which drive the real
-// eventlog.Log on real bbolt files with the default durability (fsync on
+// boltlog.Log on real bbolt files with the default durability (fsync on
 // commit) and the real loop.
 //
 // # Crash safety (crash_test.go)
@@ -150,7 +150,7 @@
 // more (.ci/power.sh runs 60).
 //
 // The recipes pin what
-// the cuts found: TestPowerRecipeNewStoreName (eventlog.Open syncs the
+// the cuts found: TestPowerRecipeNewStoreName (boltlog.Open syncs the
 // store's directory; before, the first cut lost the whole store), and
 // TestPowerRecipeSalvageInto (salvage -o survives a cut right after it
 // returns); cmd/logtool's TestExportSurvivesPowerCut does the same for
@@ -232,7 +232,7 @@
 // The corruption sweep found that a damaged bbolt page could kill the
 // reading process (checkptr under the race detector, or a fault) or make
 // it copy gigabytes; eventlog now checks the pages before bbolt reads them
-// (eventlog.CheckPages) and refuses values outside the store's pages.
+// (boltfmt.CheckPages) and refuses values outside the store's pages.
 //
 // TestStoreLock holds a store in a child process: Open (read-write or
 // read-only) with a short LockTimeout fails with eventlog.ErrLocked, and

@@ -55,7 +55,7 @@ func TestFleetPostgres(t *testing.T) {
 	}
 	u, _ := pgtest.Schema(t)
 	ctx := context.Background()
-	st, err := openTarget(u, storeOptions())
+	st, err := openTarget(u, storeOptions(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestFleetChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	slot := os.Getenv(envSlot)
-	st, err := openTarget(os.Getenv(envStore), storeOptions())
+	st, err := openTarget(os.Getenv(envStore), storeOptions(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,17 +9,20 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/pglog"
 	"github.com/sessionlog/sessionlog/loop"
 )
 
 // store is what these tests use of a store, whichever backend: the Store
 // contract, the raw readers verify and the checks need, and the group
-// commit's counters. *eventlog.Log and *pglog.Store are both one.
+// commit's counters. *boltlog.Log and *pglog.Store are both one.
 type store interface {
 	eventlog.Store
 	HeaderRecord(ctx context.Context, session string) ([]byte, error)
@@ -30,11 +33,14 @@ type store interface {
 
 // openTarget opens the store at target: a PostgreSQL database when it is
 // a postgres:// URL, else a bbolt file.
-func openTarget(target string, opts *eventlog.Options) (store, error) {
+func openTarget(target string, opts *eventlog.Options, bopts *boltlog.Options) (store, error) {
 	if pglog.IsURL(target) {
-		return pglog.Open(context.Background(), target, opts)
+		return pglog.Open(context.Background(), target, opts, &pglog.Options{ConnectTimeout: 30 * time.Second})
 	}
-	return eventlog.Open(target, opts)
+	if bopts == nil {
+		bopts = storeBoltOptions()
+	}
+	return boltlog.Open(target, opts, bopts)
 }
 
 // readSession returns the session's events from seq from on.

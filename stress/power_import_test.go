@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/powerfs"
 	"github.com/sessionlog/sessionlog/internal/powerfs/powerfstest"
 )
@@ -116,7 +116,7 @@ func TestPowerCutImports(t *testing.T) {
 			t.Fatalf("round %d: after a %s cut: %+v", round, mode, err)
 		}
 		staged += len(left)
-		st, err := eventlog.Open(path, storeOptions())
+		st, err := boltlog.Open(path, storeOptions(), storeBoltOptions())
 		if err != nil {
 			t.Fatalf("round %d: after a %s cut the store does not open: %+v", round, mode, err)
 		}
@@ -182,7 +182,7 @@ func TestPowerImportChild(t *testing.T) {
 	watchStdin(cancel)
 	opts := storeOptions()
 	opts.ImportBatch = crashImportBatch
-	st, err := eventlog.Open(os.Getenv(envStore), opts)
+	st, err := boltlog.Open(os.Getenv(envStore), opts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

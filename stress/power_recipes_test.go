@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/powerfs"
 	"github.com/sessionlog/sessionlog/internal/powerfs/powerfstest"
 	"github.com/sessionlog/sessionlog/salvage"
@@ -17,7 +18,7 @@ import (
 
 // TestPowerRecipeNewStoreName: a child creates a store on the mount and
 // acknowledges its first events; power is cut, dropping everything not
-// synced. The store and the events must be there. Before eventlog.Open
+// synced. The store and the events must be there. Before boltlog.Open
 // synced the store's directory, the file's name was never durable and the
 // store was gone after the cut.
 func TestPowerRecipeNewStoreName(t *testing.T) {
@@ -43,7 +44,7 @@ func TestPowerRecipeNewStoreName(t *testing.T) {
 		t.Fatalf("%+v", err)
 	}
 	t.Logf("cut: %+v", rep)
-	st, err := eventlog.Open(filepath.Join(disk, "sessions.db"), &eventlog.Options{ReadOnly: true})
+	st, err := boltlog.Open(filepath.Join(disk, "sessions.db"), &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatalf("after the cut the store does not open, though %d events were acknowledged: %v", log.lines, err)
 	}
@@ -71,7 +72,7 @@ func TestPowerRecipeSalvageInto(t *testing.T) {
 	disk, mnt, fsys := powerfstest.Mount(t, nil)
 	ctx := context.Background()
 	src := filepath.Join(t.TempDir(), "src.db")
-	st, err := eventlog.Open(src, storeOptions())
+	st, err := boltlog.Open(src, storeOptions(), storeBoltOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestPowerRecipeSalvageInto(t *testing.T) {
 		t.Fatalf("%+v", err)
 	}
 	t.Logf("cut: %+v", rep)
-	out, err := eventlog.Open(filepath.Join(disk, "out.db"), &eventlog.Options{ReadOnly: true})
+	out, err := boltlog.Open(filepath.Join(disk, "out.db"), &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatalf("after the cut the salvaged store does not open: %v", err)
 	}
@@ -132,7 +133,7 @@ func TestPowerSalvageChild(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	watchStdin(cancel)
-	src, err := eventlog.Open(os.Getenv(envStore), &eventlog.Options{ReadOnly: true})
+	src, err := boltlog.Open(os.Getenv(envStore), &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

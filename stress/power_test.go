@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/powerfs"
 	"github.com/sessionlog/sessionlog/internal/powerfs/powerfstest"
 	"github.com/sessionlog/sessionlog/verify"
@@ -216,7 +217,7 @@ func (p *powerRun) cut(n int, log *roundLog) bool {
 // returns what checking its own structures finds; or the open's error,
 // when the store is refused.
 func openAfterCut(path string) (findings []verify.Finding, refusal error) {
-	st, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true, LockTimeout: 30 * time.Second})
+	st, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, &boltlog.Options{LockTimeout: 30 * time.Second})
 	if err != nil {
 		return nil, err
 	}

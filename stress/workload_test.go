@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/compact"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/header"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/rebuild"
@@ -24,10 +25,14 @@ import (
 // rules checking every append, as the writers of a real deployment use
 // them (logtool does the same).
 func storeOptions() *eventlog.Options {
-	return &eventlog.Options{
-		LockTimeout:  30 * time.Second, // a killed child's lock is gone once it is reaped; be generous under load
-		NewValidator: rebuild.NewValidator,
-	}
+	return &eventlog.Options{NewValidator: rebuild.NewValidator}
+}
+
+// storeBoltOptions are the bbolt options of these tests' stores.
+func storeBoltOptions() *boltlog.Options {
+	// A killed child's lock is gone once it is reaped; be generous under
+	// load.
+	return &boltlog.Options{LockTimeout: 30 * time.Second}
 }
 
 // workload drives the real loop over one session against a scripted

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/corpus"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/transcript"
@@ -56,9 +57,9 @@ func importFile(t *testing.T, st eventlog.Store, f transcript.Format, path strin
 	return s
 }
 
-func openStore(t *testing.T) *eventlog.Log {
+func openStore(t *testing.T) *boltlog.Log {
 	t.Helper()
-	st, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	st, err := boltlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/transcript"
 )
 
@@ -357,7 +357,7 @@ func claudeCounts(data []byte) counts {
 
 // storedCounts reads the session back as canonical JSONL and counts its
 // mapped events.
-func storedCounts(t *testing.T, ctx context.Context, st *eventlog.Log, id string) counts {
+func storedCounts(t *testing.T, ctx context.Context, st *boltlog.Log, id string) counts {
 	t.Helper()
 	it, err := st.Scan(ctx, id, 0)
 	if err != nil {

@@ -3,6 +3,8 @@ package transcript
 import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 var (
@@ -13,15 +15,15 @@ var (
 
 	// ErrStale marks an answer Lane.MapAnswer does not map: its request is
 	// not the lane's open one. It is also marked codec.ErrInvalid.
-	ErrStale = errors.Mark(errors.New("transcript: no request of the lane waits for this answer"), codec.ErrInvalid)
+	ErrStale = errclass.Mark(errors.New("transcript: no request of the lane waits for this answer"), codec.ErrInvalid)
 )
 
 // invalidf returns an error marked codec.ErrInvalid, created one frame up.
 func invalidf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrInvalid)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrInvalid)
 }
 
 // formatf returns an error marked ErrFormat and codec.ErrInvalid.
 func formatf(format string, args ...interface{}) error {
-	return errors.Mark(errors.Mark(errors.NewWithDepthf(1, format, args...), ErrFormat), codec.ErrInvalid)
+	return errclass.Mark(errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrFormat), codec.ErrInvalid)
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Gateway is the origin format of the events the recording gateway maps
@@ -126,7 +128,7 @@ type laneItem struct {
 // APIResponses).
 func NewLane(api string) (*Lane, error) {
 	if _, ok := configKeys[api]; !ok {
-		return nil, errors.Mark(errors.Newf("transcript: unknown api %q", errors.Safe(api)), codec.ErrInvalid)
+		return nil, errclass.Mark(errors.Newf("transcript: unknown api %q", errors.Safe(api)), codec.ErrInvalid)
 	}
 	return newLane(api, Gateway, "seq"), nil
 }

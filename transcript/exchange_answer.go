@@ -7,6 +7,8 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/wire"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Why an answer was cut before its end (docs/gateway.md#running-it), as Answer.Cut takes
@@ -174,7 +176,7 @@ func (a *Answer) Add(chunks ...wire.Chunk) error {
 		case wire.ChunkBlockEnd:
 			mp, err := codec.FromJSON(nil, c.Block, codec.Limits{})
 			if err != nil {
-				return errors.Mark(errors.Newf("transcript: the block-end of block %d is not JSON", errors.Safe(c.Index)), codec.ErrInvalid)
+				return errclass.Mark(errors.Newf("transcript: the block-end of block %d is not JSON", errors.Safe(c.Index)), codec.ErrInvalid)
 			}
 			if a.blocks == nil {
 				a.blocks = map[int64][]byte{}
@@ -186,7 +188,7 @@ func (a *Answer) Add(chunks ...wire.Chunk) error {
 		case wire.ChunkFinish:
 			mp, err := codec.FromJSON(nil, c.Reason, codec.Limits{})
 			if err != nil {
-				return errors.Mark(errors.New("transcript: a finish reason is not JSON"), codec.ErrInvalid)
+				return errclass.Mark(errors.New("transcript: a finish reason is not JSON"), codec.ErrInvalid)
 			}
 			a.finish = mp
 		}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // The APIs the recording gateway maps (docs/gateway.md#running-it), by the names its
@@ -157,7 +159,7 @@ func rawKey(items ...value) digest {
 // what, never content.
 func requestf(api, format string, args ...interface{}) error {
 	err := errors.Newf(format, args...)
-	return errors.Mark(errors.Wrapf(err, "transcript: %s request", errors.Safe(api)), codec.ErrInvalid)
+	return errclass.Mark(errors.Wrapf(err, "transcript: %s request", errors.Safe(api)), codec.ErrInvalid)
 }
 
 // parseRequest reads a request body of api into its normal form, its
@@ -183,7 +185,7 @@ func parseRequestFrom(api string, body []byte, source string) (*request, error) 
 	case APIResponses:
 		err = req.responses(v)
 	default:
-		return nil, errors.Mark(errors.Newf("transcript: unknown api %q", errors.Safe(api)), codec.ErrInvalid)
+		return nil, errclass.Mark(errors.Newf("transcript: unknown api %q", errors.Safe(api)), codec.ErrInvalid)
 	}
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/agenttest"
 	"github.com/sessionlog/sessionlog/transcript"
 	"github.com/sessionlog/sessionlog/verify"
@@ -125,7 +126,7 @@ func checkFresh(t *testing.T, c freshCase, path string, requests int) {
 
 // checkWhole: the import of path has no unknown line, exports back byte
 // for byte and verifies strictly.
-func checkWhole(t *testing.T, st *eventlog.Log, s *transcript.Session, path string) {
+func checkWhole(t *testing.T, st *boltlog.Log, s *transcript.Session, path string) {
 	ctx := context.Background()
 	data, err := os.ReadFile(path)
 	if err != nil {

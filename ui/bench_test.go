@@ -12,6 +12,7 @@ import (
 	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/ui"
@@ -40,7 +41,7 @@ func BenchmarkPages100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	path := filepath.Join(b.TempDir(), "s.db")
-	st, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	st, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/gateway"
 	"github.com/sessionlog/sessionlog/ui"
 )
@@ -40,7 +41,7 @@ func recordedStore(t *testing.T) (eventlog.Store, string) {
 	}))
 	defer up.Close()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	st, err := sessionlog.Open(path, &eventlog.Options{NoSync: true})
+	st, err := sessionlog.Open(context.Background(), path, &eventlog.Options{NoSync: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func recordedStore(t *testing.T) (eventlog.Store, string) {
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ro, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	ro, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

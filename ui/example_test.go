@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
 	"github.com/sessionlog/sessionlog/ui"
@@ -23,7 +24,7 @@ func ExampleNew() {
 	path := filepath.Join(dir, "sessions.db")
 
 	// A session written by the real loop against a scripted model.
-	w, _ := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
+	w, _ := boltlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator}, nil)
 	sc, _ := scenario.Parse([]byte(`{"system":"Be brief.","turns":[
 		{"prompt":"hello","replies":[[{"type":"text","text":"hi"}]]},
 		{"prompt":"again","replies":[[{"type":"text","text":"hi again"}]]}]}`))
@@ -31,7 +32,7 @@ func ExampleNew() {
 	w.Close()
 
 	// The UI only reads: open the store read-only.
-	st, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	st, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
 	"github.com/sessionlog/sessionlog/ui"
@@ -56,7 +57,7 @@ func scenarioJSON(system, tool, call, prompt, result string) []byte {
 // fixture is a store with a plain session, a hostile one and a fork.
 type fixture struct {
 	path string
-	st   *eventlog.Log
+	st   *boltlog.Log
 	srv  *ui.Server
 	logs *strings.Builder
 }
@@ -65,7 +66,7 @@ func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	w, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	w, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func newFixture(t testing.TB) *fixture {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	st, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

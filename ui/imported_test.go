@@ -40,7 +40,7 @@ const codexRollout = `{"timestamp":"2026-01-02T03:04:05.000Z","type":"session_me
 func TestImportedSession(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	st, err := sessionlog.Open(path, &eventlog.Options{NoSync: true})
+	st, err := sessionlog.Open(ctx, path, &eventlog.Options{NoSync: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

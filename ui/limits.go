@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // ErrBusy marks a request refused because MaxHeavy requests were running
@@ -46,7 +48,7 @@ func (s *Server) gate(h handler) handler {
 			case s.heavy <- struct{}{}:
 			case <-t.C:
 				w.Header().Set("Retry-After", "1")
-				return errors.Mark(errors.Newf("ui: %d requests are being served: try again shortly", errors.Safe(s.opts.MaxHeavy)), ErrBusy)
+				return errclass.Mark(errors.Newf("ui: %d requests are being served: try again shortly", errors.Safe(s.opts.MaxHeavy)), ErrBusy)
 			case <-r.Context().Done():
 				return r.Context().Err()
 			}

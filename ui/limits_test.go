@@ -18,7 +18,9 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
 	"github.com/sessionlog/sessionlog/ui"
@@ -26,11 +28,11 @@ import (
 
 // storeOf writes one session per id, each running scenario sc[id], and
 // returns the store opened read-only.
-func storeOf(t testing.TB, sc map[string][]byte) *eventlog.Log {
+func storeOf(t testing.TB, sc map[string][]byte) *boltlog.Log {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sessions.db")
-	w, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	w, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +49,7 @@ func storeOf(t testing.TB, sc map[string][]byte) *eventlog.Log {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	st, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

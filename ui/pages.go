@@ -16,9 +16,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/verify"
 )
@@ -261,7 +263,7 @@ func (s *Server) verifyPage(w http.ResponseWriter, r *http.Request) error {
 
 // verify runs verify.Session on the session of the request.
 func (s *Server) verify(r *http.Request) (verify.Result, error) {
-	vs, ok := s.st.(verify.Store) // *eventlog.Log is one
+	vs, ok := s.st.(verify.Store) // *boltlog.Log is one
 	if !ok {
 		return verify.Result{}, errors.Newf("this store cannot be verified from the UI")
 	}
@@ -372,7 +374,7 @@ func (s *Server) stepRequest(r *http.Request, prev bool) (*stepView, [][32]byte,
 	}
 	i := o.Step(ref)
 	if i < 0 {
-		return nil, nil, errors.Mark(errors.Newf("session %s has no step %s", errors.Safe(h.Header.ID), errors.Safe(ref.String())), eventlog.ErrNotFound)
+		return nil, nil, errclass.Mark(errors.Newf("session %s has no step %s", errors.Safe(h.Header.ID), errors.Safe(ref.String())), eventlog.ErrNotFound)
 	}
 	v := &stepView{ID: h.Header.ID, Info: o.Steps[i], Inherited: h.Header.SeedLength}
 	if v.Provenance, err = audit.SessionProvenance(r.Context(), s.st, h); err != nil {
@@ -493,7 +495,7 @@ func (s *Server) rawRequest(w http.ResponseWriter, r *http.Request) error {
 }
 
 func nullRequest(v *stepView) error {
-	return errors.Mark(errors.Newf("step %s of session %s has no request (no header was in force)", errors.Safe(v.Info.Ref.String()), errors.Safe(v.ID)), audit.ErrNullRequest)
+	return errclass.Mark(errors.Newf("step %s of session %s has no request (no header was in force)", errors.Safe(v.Info.Ref.String()), errors.Safe(v.ID)), audit.ErrNullRequest)
 }
 
 // rawBytes answers with b as a JSON download named name.
@@ -517,7 +519,7 @@ func (s *Server) rawMessage(w http.ResponseWriter, r *http.Request) error {
 	msgs := messages(&v.Step)
 	i, err := strconv.Atoi(r.PathValue("i"))
 	if err != nil || i < 0 || i >= len(msgs) {
-		return errors.Mark(errors.Newf("step %s of session %s has no message %s", errors.Safe(v.Info.Ref.String()), errors.Safe(v.ID), errors.Safe(strconv.Quote(r.PathValue("i")))), eventlog.ErrNotFound)
+		return errclass.Mark(errors.Newf("step %s of session %s has no message %s", errors.Safe(v.Info.Ref.String()), errors.Safe(v.ID), errors.Safe(strconv.Quote(r.PathValue("i")))), eventlog.ErrNotFound)
 	}
 	return rawBytes(w, "message-"+v.Info.Ref.String()+"-"+strconv.Itoa(i)+".json", msgs[i])
 }
@@ -527,7 +529,7 @@ func (s *Server) rawBody(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("name")
 	k := slices.IndexFunc(s.opts.Renderers, func(rd Renderer) bool { return rd.Name == name })
 	if k < 0 {
-		return errors.Mark(errors.Newf("this server has no wire renderer %s", errors.Safe(strconv.Quote(name))), eventlog.ErrNotFound)
+		return errclass.Mark(errors.Newf("this server has no wire renderer %s", errors.Safe(strconv.Quote(name))), eventlog.ErrNotFound)
 	}
 	v, _, err := s.stepRequest(r, false)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/sessionlog/sessionlog/audit"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // rawEvent downloads one event's canonical JSON line, as logtool export
@@ -22,7 +24,7 @@ func (s *Server) rawEvent(w http.ResponseWriter, r *http.Request) error {
 	}
 	seq, err := strconv.ParseInt(r.PathValue("seq"), 10, 64)
 	if err != nil || seq < 0 || seq >= h.Next {
-		return errors.Mark(errors.Newf("session %s has no event %s", errors.Safe(h.Header.ID), errors.Safe(strconv.Quote(r.PathValue("seq")))), eventlog.ErrNotFound)
+		return errclass.Mark(errors.Newf("session %s has no event %s", errors.Safe(h.Header.ID), errors.Safe(strconv.Quote(r.PathValue("seq")))), eventlog.ErrNotFound)
 	}
 	var raw []byte
 	err = audit.Scan(r.Context(), s.st, h.Header.ID, seq, seq, func(ev *codec.Event) error {
@@ -69,10 +71,10 @@ func streamJSON(w jsonSink, mp []byte) error {
 	rd := codec.NewReader(mp)
 	var buf []byte
 	if err := streamValue(w, rd, &buf, codec.MaxStoredDepth); err != nil {
-		return errors.Mark(errors.Wrapf(err, "ui: transcode at byte %d", errors.Safe(rd.Offset())), codec.ErrCorrupt)
+		return errclass.Mark(errors.Wrapf(err, "ui: transcode at byte %d", errors.Safe(rd.Offset())), codec.ErrCorrupt)
 	}
 	if rd.Len() != 0 {
-		return errors.Mark(errors.Newf("ui: %d bytes after the event", errors.Safe(rd.Len())), codec.ErrCorrupt)
+		return errclass.Mark(errors.Newf("ui: %d bytes after the event", errors.Safe(rd.Len())), codec.ErrCorrupt)
 	}
 	return nil
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/loopback"
 	"github.com/sessionlog/sessionlog/rebuild"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 //go:embed templates/*.html
@@ -152,7 +154,7 @@ func New(st eventlog.Store, opts *Options) (*Server, error) {
 	for _, h := range s.opts.Hosts {
 		n, ok := loopback.Name(h)
 		if !ok {
-			return nil, errors.Mark(errors.Newf("ui: host %q is not a host name or address", errors.Safe(h)), ErrBadRequest)
+			return nil, errclass.Mark(errors.Newf("ui: host %q is not a host name or address", errors.Safe(h)), ErrBadRequest)
 		}
 		s.hosts[n] = true
 	}
@@ -298,7 +300,7 @@ func status(err error) int {
 }
 
 func badRequestf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrBadRequest)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrBadRequest)
 }
 
 // head returns the head of the session named in the request.
@@ -306,7 +308,7 @@ func (s *Server) head(r *http.Request) (eventlog.Head, error) {
 	id := sessionID(r.PathValue("id"))
 	h, err := s.st.Head(r.Context(), id)
 	if errors.Is(err, eventlog.ErrNotFound) {
-		return h, errors.Mark(errors.Newf("no session %s in this store", errors.Safe(id)), eventlog.ErrNotFound)
+		return h, errclass.Mark(errors.Newf("no session %s in this store", errors.Safe(id)), eventlog.ErrNotFound)
 	}
 	return h, err // eventlog's errors name the session
 }
@@ -347,10 +349,10 @@ func (s *Server) overview(ctx context.Context, h eventlog.Head) (*audit.Overview
 // (every interface) is not loopback; localhost is.
 func CheckAddr(addr string, allowRemote bool) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return errors.Mark(errors.Wrapf(err, "address %q", errors.Safe(addr)), ErrBadRequest)
+		return errclass.Mark(errors.Wrapf(err, "address %q", errors.Safe(addr)), ErrBadRequest)
 	}
 	if allowRemote || loopback.Addr(addr) {
 		return nil
 	}
-	return errors.Mark(errors.Newf("address %q is not loopback: the UI serves the whole store to whoever can reach it", errors.Safe(addr)), ErrRemote)
+	return errclass.Mark(errors.Newf("address %q is not loopback: the UI serves the whole store to whoever can reach it", errors.Safe(addr)), ErrRemote)
 }

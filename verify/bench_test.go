@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/verify"
@@ -30,13 +31,13 @@ func (l *lines) Next() (codec.Event, error) {
 }
 
 // benchStore imports a generated realistic session of n events.
-func benchStore(b *testing.B, n int) (*eventlog.Log, string) {
+func benchStore(b *testing.B, n int) (*boltlog.Log, string) {
 	b.Helper()
 	h, evs, err := loggen.Session(7, loggen.Options{Events: n, CompactEvery: 3000, Realistic: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := eventlog.Open(filepath.Join(b.TempDir(), "bench.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	s, err := boltlog.Open(filepath.Join(b.TempDir(), "bench.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 func ExampleSession() {
 	dir, _ := os.MkdirTemp("", "verify-example")
 	defer os.RemoveAll(dir)
-	store, err := sessionlog.Open(filepath.Join(dir, "sessions.db"), nil)
+	store, err := sessionlog.Open(context.Background(), filepath.Join(dir, "sessions.db"), nil, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -19,7 +19,7 @@ import (
 func TestPostgresDamage(t *testing.T) {
 	u, _ := pgtest.Schema(t)
 	ctx := context.Background()
-	s, err := pglog.Open(ctx, u, &eventlog.Options{NewValidator: rebuild.NewValidator})
+	s, err := pglog.Open(ctx, u, &eventlog.Options{NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // StoreChecker is a store that can check its own structures, below the
-// sessions; *eventlog.Log is one.
+// sessions; *boltlog.Log is one.
 type StoreChecker interface {
 	// CheckMeta checks the two meta pages: bbolt opens a store whose
 	// newest one is damaged on the older one, one commit back.
@@ -26,7 +26,7 @@ func CheckStore(s StoreChecker) []Finding {
 }
 
 // WALReporter is a store with a write-ahead log that says what its Open
-// found there; *eventlog.Log is one.
+// found there; *boltlog.Log is one.
 type WALReporter interface {
 	// WALReport is what the Open read of the log: segments, records and
 	// a torn tail it dropped.

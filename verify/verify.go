@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/wire/recorded"
 )
 
-// Store is what verify reads. *eventlog.Log implements it.
+// Store is what verify reads. *boltlog.Log implements it.
 type Store interface {
 	Head(ctx context.Context, session string) (eventlog.Head, error)
 	HeaderRecord(ctx context.Context, session string) ([]byte, error)

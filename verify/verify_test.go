@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/corpus"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/rebuild"
@@ -16,9 +17,9 @@ import (
 	"github.com/sessionlog/sessionlog/verify"
 )
 
-func openStore(t *testing.T) *eventlog.Log {
+func openStore(t *testing.T) *boltlog.Log {
 	t.Helper()
-	l, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	l, err := boltlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestInheritedDigests(t *testing.T) {
 	}
 }
 
-func exportSession(t *testing.T, s *eventlog.Log, id string) string {
+func exportSession(t *testing.T, s *boltlog.Log, id string) string {
 	t.Helper()
 	ctx := context.Background()
 	head, err := s.Head(ctx, id)
@@ -121,7 +122,7 @@ func exportSession(t *testing.T, s *eventlog.Log, id string) string {
 	return string(out)
 }
 
-func appendJSON(t *testing.T, s *eventlog.Log, id string, lines ...string) {
+func appendJSON(t *testing.T, s *boltlog.Log, id string, lines ...string) {
 	t.Helper()
 	var evs []codec.Event
 	for _, l := range lines {
@@ -204,7 +205,7 @@ func TestStructureWarningsAndStrict(t *testing.T) {
 
 // damaged serves one record with a flipped byte.
 type damaged struct {
-	*eventlog.Log
+	*boltlog.Log
 	seq int64
 }
 

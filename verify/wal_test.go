@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/wal"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/verify"
@@ -19,23 +20,23 @@ import (
 func crashedStore(t *testing.T) string {
 	t.Helper()
 	work := filepath.Join(t.TempDir(), "s.db")
-	l, err := eventlog.Open(work, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator,
-		WAL: eventlog.WALOptions{ApplyInterval: time.Hour, ApplyBytes: 1 << 40}})
+	l, err := boltlog.Open(work, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, &boltlog.Options{WAL: boltlog.WALOptions{ApplyInterval: time.Hour, ApplyBytes: 1 << 40}})
+
 	if err != nil {
 		t.Fatal(err)
 	}
 	runScenario(t, l, demo, "root")
 	path := filepath.Join(t.TempDir(), "s.db")
 	copyFile(t, work, path)
-	if err := os.Mkdir(eventlog.WALDir(path), 0o755); err != nil {
+	if err := os.Mkdir(boltlog.WALDir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	segs, err := wal.Segments(eventlog.WALDir(work))
+	segs, err := wal.Segments(boltlog.WALDir(work))
 	if err != nil || len(segs) == 0 {
 		t.Fatalf("the live store's log has %d segments (%v)", len(segs), err)
 	}
 	for _, s := range segs {
-		copyFile(t, s, filepath.Join(eventlog.WALDir(path), filepath.Base(s)))
+		copyFile(t, s, filepath.Join(boltlog.WALDir(path), filepath.Base(s)))
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func copyFile(t *testing.T, from, to string) {
 func TestCheckWAL(t *testing.T) {
 	path := crashedStore(t)
 	check := func() (verify.WAL, []verify.Finding) {
-		l, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+		l, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +74,7 @@ func TestCheckWAL(t *testing.T) {
 	}
 
 	// A write torn by the crash: bytes after the last record.
-	segs, err := wal.Segments(eventlog.WALDir(path))
+	segs, err := wal.Segments(boltlog.WALDir(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +102,7 @@ func TestCheckWAL(t *testing.T) {
 	}
 
 	// Applied and closed: no log.
-	l, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	l, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

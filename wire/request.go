@@ -6,6 +6,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // maxDepth bounds the nesting the renderers walk (codec's stored limit).
@@ -29,7 +31,7 @@ func parseRequest(mp []byte, req *request, messages func(*codec.Reader) error) (
 	for i := 0; i < t.N; i++ {
 		k, err := r.Next()
 		if err != nil {
-			return nil, errors.Mark(errors.Wrap(err, "request"), ErrInvalid)
+			return nil, errclass.Mark(errors.Wrap(err, "request"), ErrInvalid)
 		}
 		var dst *[]byte
 		switch string(k.Str) {
@@ -53,7 +55,7 @@ func parseRequest(mp []byte, req *request, messages func(*codec.Reader) error) (
 		}
 		v, err := r.Value(maxDepth)
 		if err != nil {
-			return nil, errors.Mark(errors.Wrap(err, "request"), ErrInvalid)
+			return nil, errclass.Mark(errors.Wrap(err, "request"), ErrInvalid)
 		}
 		if dst != nil {
 			*dst = v
@@ -66,7 +68,7 @@ func parseRequest(mp []byte, req *request, messages func(*codec.Reader) error) (
 }
 
 func invalidf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrInvalid)
 }
 
 // eachKey calls fn for every pair of the object stored in mp, in order.
@@ -75,7 +77,7 @@ func eachKey(mp []byte, what string, fn func(key, val []byte) error) error {
 	r := codec.NewReader(mp)
 	t, err := r.Next()
 	if err != nil {
-		return errors.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
+		return errclass.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
 	}
 	if t.Kind != codec.KindObject {
 		return invalidf("%s: want object, got %s", errors.Safe(what), errors.Safe(t.Kind.String()))
@@ -83,11 +85,11 @@ func eachKey(mp []byte, what string, fn func(key, val []byte) error) error {
 	for i := 0; i < t.N; i++ {
 		k, err := r.Next()
 		if err != nil {
-			return errors.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
+			return errclass.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
 		}
 		v, err := r.Value(maxDepth)
 		if err != nil {
-			return errors.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
+			return errclass.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
 		}
 		if err := fn(k.Str, v); err != nil {
 			return err
@@ -101,7 +103,7 @@ func eachElem(mp []byte, what string, fn func(i int, val []byte) error) error {
 	r := codec.NewReader(mp)
 	t, err := r.Next()
 	if err != nil {
-		return errors.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
+		return errclass.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
 	}
 	if t.Kind != codec.KindArray {
 		return invalidf("%s: want array, got %s", errors.Safe(what), errors.Safe(t.Kind.String()))
@@ -109,7 +111,7 @@ func eachElem(mp []byte, what string, fn func(i int, val []byte) error) error {
 	for i := 0; i < t.N; i++ {
 		v, err := r.Value(maxDepth)
 		if err != nil {
-			return errors.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
+			return errclass.Mark(errors.Wrapf(err, "%s", errors.Safe(what)), ErrInvalid)
 		}
 		if err := fn(i, v); err != nil {
 			return err
@@ -189,13 +191,13 @@ func readMessage(r *codec.Reader, m *message) error {
 	for i := 0; i < t.N; i++ {
 		k, err := r.Next()
 		if err != nil {
-			return errors.Mark(errors.Wrapf(err, "message %d", errors.Safe(m.index)), ErrInvalid)
+			return errclass.Mark(errors.Wrapf(err, "message %d", errors.Safe(m.index)), ErrInvalid)
 		}
 		switch string(k.Str) {
 		case "role":
 			v, err := r.Value(maxDepth)
 			if err != nil {
-				return errors.Mark(errors.Wrapf(err, "message %d", errors.Safe(m.index)), ErrInvalid)
+				return errclass.Mark(errors.Wrapf(err, "message %d", errors.Safe(m.index)), ErrInvalid)
 			}
 			m.role, _ = str(v)
 		case "content":
@@ -211,7 +213,7 @@ func readMessage(r *codec.Reader, m *message) error {
 			}
 		default:
 			if err := r.Skip(maxDepth); err != nil {
-				return errors.Mark(errors.Wrapf(err, "message %d", errors.Safe(m.index)), ErrInvalid)
+				return errclass.Mark(errors.Wrapf(err, "message %d", errors.Safe(m.index)), ErrInvalid)
 			}
 		}
 	}
@@ -234,11 +236,11 @@ func readBlockFrom(r *codec.Reader, b *block) error {
 	for i := 0; i < t.N; i++ {
 		k, err := r.Next()
 		if err != nil {
-			return errors.Mark(errors.Wrap(err, "block"), ErrInvalid)
+			return errclass.Mark(errors.Wrap(err, "block"), ErrInvalid)
 		}
 		val, err := r.Value(maxDepth)
 		if err != nil {
-			return errors.Mark(errors.Wrap(err, "block"), ErrInvalid)
+			return errclass.Mark(errors.Wrap(err, "block"), ErrInvalid)
 		}
 		switch string(k.Str) {
 		case "type":
@@ -281,7 +283,7 @@ func (w *writer) str(s []byte) { w.b = codec.AppendJSONString(w.b, s) }
 func (w *writer) value(mp []byte) error {
 	out, err := codec.NewReader(mp).AppendJSON(w.b)
 	if err != nil {
-		return errors.Mark(errors.Wrap(err, "value"), ErrInvalid)
+		return errclass.Mark(errors.Wrap(err, "value"), ErrInvalid)
 	}
 	w.b = out
 	return nil

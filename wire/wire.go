@@ -8,6 +8,8 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/header"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // The renderers' names (docs/wire.md#renderers). A renderer's mapping is frozen: a
@@ -75,7 +77,7 @@ func Lookup(name string) (*Renderer, error) {
 	if r, ok := renderers[name]; ok {
 		return r, nil
 	}
-	return nil, errors.Mark(errors.Newf("wire: no renderer named %q (known: %s)", errors.Safe(name), errors.Safe(strings.Join(Names(), ", "))), ErrUnknown)
+	return nil, errclass.Mark(errors.Newf("wire: no renderer named %q (known: %s)", errors.Safe(name), errors.Safe(strings.Join(Names(), ", "))), ErrUnknown)
 }
 
 // Names lists the renderers' names, sorted.

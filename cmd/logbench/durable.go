@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
@@ -119,7 +120,7 @@ const durableSlice = 250 * time.Millisecond
 // store's rate ÷ the baseline's over the round.
 func runDurableMode(ctx context.Context, c config, m durableMode, dir string, pool []codec.Event, lines [][]byte, p progress) (durableResult, error) {
 	res := durableResult{mode: m}
-	st, err := eventlog.Open(filepath.Join(dir, "sessions.db"), &eventlog.Options{NewValidator: validator})
+	st, err := boltlog.Open(filepath.Join(dir, "sessions.db"), &eventlog.Options{NewValidator: validator}, nil)
 	if err != nil {
 		return res, err
 	}

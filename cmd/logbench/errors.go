@@ -1,6 +1,10 @@
 package main
 
-import "github.com/cockroachdb/errors"
+import (
+	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
+)
 
 var (
 	// ErrUsage marks a command line that cannot be run: an unknown flag, a
@@ -14,10 +18,10 @@ var (
 
 // usagef returns an error marked ErrUsage, created at its caller.
 func usagef(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrUsage)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrUsage)
 }
 
 // measuref returns an error marked ErrMeasure, created at its caller.
 func measuref(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrMeasure)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrMeasure)
 }

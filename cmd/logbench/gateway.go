@@ -16,6 +16,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/gateway"
 	"github.com/sessionlog/sessionlog/internal/ssegen"
 	"github.com/sessionlog/sessionlog/rebuild"
@@ -83,7 +84,7 @@ func recordThroughGateway(ctx context.Context, path, apiPath, header string, bod
 	if err != nil {
 		return res, errors.Wrap(err, "logbench: upstream URL")
 	}
-	st, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	st, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		return res, err
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/gateway"
 	"github.com/sessionlog/sessionlog/internal/ssegen"
 	"github.com/sessionlog/sessionlog/rebuild"
@@ -152,7 +153,7 @@ func measureGatewayLoad(ctx context.Context, c config, work string, p progress) 
 		return nil, errors.Wrap(err, "logbench: upstream URL")
 	}
 	path := filepath.Join(work, "gateway-load.db")
-	st, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
+	st, err := boltlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -391,7 +392,7 @@ func serveGatewayChild(arg string, stdin io.Reader, stdout io.Writer) (err error
 	if err != nil {
 		return err
 	}
-	st, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
+	st, err := boltlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		return err
 	}

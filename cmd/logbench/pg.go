@@ -15,6 +15,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/pglog"
 )
 
@@ -127,7 +128,7 @@ func pgAppends(ctx context.Context, c config, work string, n int, pool []codec.E
 		return res, err
 	}
 	defer drop()
-	pg, err := pglog.Open(ctx, u, &eventlog.Options{NewValidator: validator})
+	pg, err := pglog.Open(ctx, u, &eventlog.Options{NewValidator: validator}, nil)
 	if err != nil {
 		return res, err
 	}
@@ -137,7 +138,7 @@ func pgAppends(ctx context.Context, c config, work string, n int, pool []codec.E
 		return res, errors.Wrap(err, "work directory")
 	}
 	defer os.RemoveAll(dir)
-	bolt, err := eventlog.Open(filepath.Join(dir, "sessions.db"), &eventlog.Options{NewValidator: validator})
+	bolt, err := boltlog.Open(filepath.Join(dir, "sessions.db"), &eventlog.Options{NewValidator: validator}, nil)
 	if err != nil {
 		return res, err
 	}
@@ -222,14 +223,14 @@ func pgScan(ctx context.Context, c config, s *benchSession, p progress) (pgScanR
 		return res, err
 	}
 	defer drop()
-	pg, err := pglog.Open(ctx, u, &eventlog.Options{Unvalidated: true, NoSync: true})
+	pg, err := pglog.Open(ctx, u, &eventlog.Options{Unvalidated: true, NoSync: true}, nil)
 	if err != nil {
 		return res, err
 	}
 	defer pg.Close()
 	// The bytes-on-disk section closed the session's store to measure
 	// its file: open it again, read-only.
-	bolt, err := eventlog.Open(s.path, &eventlog.Options{ReadOnly: true})
+	bolt, err := boltlog.Open(s.path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		return res, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/loggen"
 )
 
@@ -26,7 +27,7 @@ func sessionOptions(events int) loggen.Options {
 // benchSession is a generated session imported alone into its own store.
 type benchSession struct {
 	path   string
-	st     *eventlog.Log
+	st     *boltlog.Log
 	header codec.SessionHeader
 	events int64
 	// jsonl is the size of the session's JSONL file (header line and
@@ -82,7 +83,7 @@ func buildSession(ctx context.Context, work string, n int) (*benchSession, error
 	if err != nil {
 		return nil, err
 	}
-	s.st, err = eventlog.Open(s.path, &eventlog.Options{NoSync: true, NewValidator: validator})
+	s.st, err = boltlog.Open(s.path, &eventlog.Options{NoSync: true, NewValidator: validator}, nil)
 	if err != nil {
 		return nil, err
 	}

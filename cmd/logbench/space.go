@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/corpus"
 )
 
@@ -98,7 +99,7 @@ func measureCorpusSpace(ctx context.Context, work string, p progress) (*spaceRes
 		return nil, nil
 	}
 	path := filepath.Join(work, "corpus.db")
-	st, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: validator})
+	st, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: validator}, nil)
 	if err != nil {
 		return nil, err
 	}

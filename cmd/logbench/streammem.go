@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/header"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/provider"
@@ -138,7 +139,7 @@ func streamOnce(ctx context.Context, name string, size int64, work string) (stre
 	}
 	path := filepath.Join(work, "stream-"+name+".db")
 	defer os.Remove(path)
-	st, err := eventlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator})
+	st, err := boltlog.Open(path, &eventlog.Options{NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		return res, err
 	}

@@ -12,7 +12,9 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/transcript"
 )
 
@@ -102,7 +104,7 @@ func measureTranscripts(ctx context.Context, c config, work string, p progress) 
 // storeTranscript imports data into a new store and records its sizes.
 func storeTranscript(ctx context.Context, work string, f transcript.Format, data []byte, res *transcriptResult) error {
 	path := filepath.Join(work, "transcript-"+string(f)+".db")
-	st, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: validator})
+	st, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: validator}, nil)
 	if err != nil {
 		return err
 	}

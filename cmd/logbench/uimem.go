@@ -24,6 +24,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/scenario"
 	"github.com/sessionlog/sessionlog/ui"
@@ -136,7 +137,7 @@ func writeBigSession(ctx context.Context, path string, size int) (int64, error) 
 	if err != nil {
 		return 0, errors.Wrap(err, "logbench: the big session")
 	}
-	st, err := eventlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator})
+	st, err := boltlog.Open(path, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -159,7 +160,7 @@ func writeBigSession(ctx context.Context, path string, size int) (int64, error) 
 }
 
 // resultSeq returns the seq of the big session's tool/result, -1 for none.
-func resultSeq(ctx context.Context, st *eventlog.Log) (int64, error) {
+func resultSeq(ctx context.Context, st *boltlog.Log) (int64, error) {
 	it, err := st.Scan(ctx, "big", 0)
 	if err != nil {
 		return -1, err
@@ -335,7 +336,7 @@ func procStatus(pid int, field string) (int64, error) {
 // serveUIChild serves the audit UI over the store at path as logtool
 // serve does, prints its URL, and runs until stdin ends.
 func serveUIChild(path string, stdin io.Reader, stdout io.Writer) error {
-	st, err := eventlog.Open(path, &eventlog.Options{ReadOnly: true})
+	st, err := boltlog.Open(path, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 )
 
 // walOpenResult is the time to open a store whose write-ahead log holds
@@ -43,9 +44,9 @@ func measureWALOpen(ctx context.Context, c config, work string, pool []codec.Eve
 		return res, errors.Wrap(err, "wal open")
 	}
 	defer os.RemoveAll(dir)
-	opts := &eventlog.Options{NewValidator: validator, NoSync: true, WAL: eventlog.WALOptions{
-		ApplyInterval: 24 * time.Hour, ApplyBytes: 1 << 40, MaxUnapplied: 4 * target}}
-	st, err := eventlog.Open(src, opts)
+	opts := &eventlog.Options{NewValidator: validator, NoSync: true}
+	st, err := boltlog.Open(src, opts, &boltlog.Options{WAL: boltlog.WALOptions{
+		ApplyInterval: 24 * time.Hour, ApplyBytes: 1 << 40, MaxUnapplied: 4 * target}})
 	if err != nil {
 		return res, err
 	}
@@ -65,7 +66,7 @@ func measureWALOpen(ctx context.Context, c config, work string, pool []codec.Eve
 			d.seqs[i]++
 			res.events++
 		}
-		if res.walBytes, err = dirSize(eventlog.WALDir(src)); err != nil {
+		if res.walBytes, err = dirSize(boltlog.WALDir(src)); err != nil {
 			return res, errors.CombineErrors(err, st.Close())
 		}
 	}
@@ -84,7 +85,7 @@ func measureWALOpen(ctx context.Context, c config, work string, pool []codec.Eve
 		}
 		for _, applied := range []bool{false, true} {
 			t0 := time.Now()
-			st, err := eventlog.Open(path, &eventlog.Options{NewValidator: validator})
+			st, err := boltlog.Open(path, &eventlog.Options{NewValidator: validator}, nil)
 			if err != nil {
 				return res, err
 			}
@@ -136,15 +137,15 @@ func copyStore(from, to string) error {
 	if err := copyFile(from, to); err != nil {
 		return err
 	}
-	ents, err := os.ReadDir(eventlog.WALDir(from))
+	ents, err := os.ReadDir(boltlog.WALDir(from))
 	if err != nil {
 		return errors.Wrap(err, "copy store")
 	}
-	if err := os.MkdirAll(eventlog.WALDir(to), 0o700); err != nil {
+	if err := os.MkdirAll(boltlog.WALDir(to), 0o700); err != nil {
 		return errors.Wrap(err, "copy store")
 	}
 	for _, e := range ents {
-		if err := copyFile(filepath.Join(eventlog.WALDir(from), e.Name()), filepath.Join(eventlog.WALDir(to), e.Name())); err != nil {
+		if err := copyFile(filepath.Join(boltlog.WALDir(from), e.Name()), filepath.Join(boltlog.WALDir(to), e.Name())); err != nil {
 			return err
 		}
 	}

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 )
 
 // The broken-file corpus (testdata/broken): import files damaged or wrong
@@ -48,7 +50,7 @@ func importBroken(t *testing.T, path string, args ...string) brokenImport {
 	argv := append([]string{"--db", db, "import"}, args...)
 	code := runEnv(ctx, e, append(argv, path), &stdout, &stderr)
 	out := brokenImport{code: code, stdout: stdout.String(), stderr: stderr.String()}
-	if l, err := eventlog.Open(db, &eventlog.Options{ReadOnly: true}); err == nil {
+	if l, err := boltlog.Open(db, &eventlog.Options{ReadOnly: true}, nil); err == nil {
 		out.sessions, err = l.SessionIDs(ctx)
 		if cerr := l.Close(); err == nil {
 			err = cerr

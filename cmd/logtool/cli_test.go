@@ -16,7 +16,9 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
 
@@ -65,7 +67,7 @@ type script struct {
 	// $TMP: run-dependent numbers a directive named.
 	subst  []string
 	random *rand.ChaCha8
-	held   *eventlog.Log
+	held   *boltlog.Log
 }
 
 func newScript(t *testing.T) *script {
@@ -125,7 +127,7 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		return string(b)
 	case "lock":
-		l, err := eventlog.Open(s.db, &eventlog.Options{NewValidator: rebuild.NewValidator})
+		l, err := boltlog.Open(s.db, &eventlog.Options{NewValidator: rebuild.NewValidator}, nil)
 		if err != nil {
 			t.Fatalf("%s: lock: %v", td.Pos, err)
 		}

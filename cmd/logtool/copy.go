@@ -11,6 +11,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // copyOptions are the flags of logtool copy.
@@ -138,7 +140,7 @@ func copySession(ctx context.Context, src, dst store, id string) (int64, [32]byt
 		return 0, [32]byte{}, errors.Wrapf(err, "copy %s", errors.Safe(printable.ID(id)))
 	}
 	if got.Chain != head.Chain || got.Next != head.Next {
-		return 0, [32]byte{}, errors.Mark(errors.Newf("copy %s: the copy's chain hash %x (%d events) differs from the source's %x (%d events)",
+		return 0, [32]byte{}, errclass.Mark(errors.Newf("copy %s: the copy's chain hash %x (%d events) differs from the source's %x (%d events)",
 			errors.Safe(printable.ID(id)), errors.Safe(got.Chain[:]), errors.Safe(got.Next), errors.Safe(head.Chain[:]), errors.Safe(head.Next)),
 			eventlog.ErrCorrupt)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/sessionlog/sessionlog/scenario"
 	"github.com/sessionlog/sessionlog/verify"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // demoScenario is the built-in scenario of logtool demo: a small coding
@@ -98,7 +100,7 @@ func runDemo(ctx context.Context, opts demoOptions, _ []string, stdout, stderr i
 	reportOutcomes(stderr, rep)
 	fmt.Fprintf(stderr, "try: logtool show %s; logtool cache %s; logtool diff %s 1.1 3.1; logtool replay %s --format json\n", id, id, id, id)
 	if res.Failed() {
-		return errors.Mark(errors.New("demo: verify found problems"), ErrFindings)
+		return errclass.Mark(errors.New("demo: verify found problems"), ErrFindings)
 	}
 	return nil
 }

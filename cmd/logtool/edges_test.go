@@ -18,6 +18,7 @@ import (
 	"github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 )
 
 // cancelReader cancels a context on its first Read, then reads r: an
@@ -61,7 +62,7 @@ func TestImportInterrupted(t *testing.T) {
 	if got, want := stderr.String(), "logtool: import interrupted: stdin was rolled back; 2 of 4 files not attempted\n"; got != want {
 		t.Errorf("stderr %q; want %q", got, want)
 	}
-	st, err := eventlog.Open(db, &eventlog.Options{ReadOnly: true})
+	st, err := boltlog.Open(db, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestImportSIGINT(t *testing.T) {
 		t.Errorf("%d imported, %d refused, %d rolled back, %d not attempted: want 4 files, some not attempted\nstdout %q\nstderr %q",
 			len(imported)/2, refused, rolledBack, notAttempted, first+string(rest), stderr.String())
 	}
-	st, err := eventlog.Open(db, &eventlog.Options{ReadOnly: true})
+	st, err := boltlog.Open(db, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,10 @@
 package main
 
-import "github.com/cockroachdb/errors"
+import (
+	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
+)
 
 var (
 	// ErrUsage marks a command line that logtool cannot run: an unknown
@@ -27,15 +31,15 @@ var (
 
 // usagef returns an error marked ErrUsage, created one frame up.
 func usagef(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrUsage)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrUsage)
 }
 
 // noStoref returns an error marked ErrNoStore, created one frame up.
 func noStoref(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrNoStore)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrNoStore)
 }
 
 // tornTailf returns an error marked ErrTornTail, created one frame up.
 func tornTailf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrTornTail)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrTornTail)
 }

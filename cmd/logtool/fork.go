@@ -11,6 +11,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // forkOptions are the flags of logtool fork.
@@ -66,7 +68,7 @@ func runFork(ctx context.Context, opts forkOptions, args []string, stdout, _ io.
 	}
 	if opts.at >= head.Next {
 		return errors.WithHintf(
-			errors.Mark(errors.Newf("fork: session %s has no seq %d (it has %d events)",
+			errclass.Mark(errors.Newf("fork: session %s has no seq %d (it has %d events)",
 				errors.Safe(printable.ID(source)), errors.Safe(opts.at), errors.Safe(head.Next)), eventlog.ErrNotFound),
 			"'logtool show %s --type turn/end' lists the seqs a fork can start from", errors.Safe(printable.ID(source)))
 	}
@@ -74,7 +76,7 @@ func runFork(ctx context.Context, opts forkOptions, args []string, stdout, _ io.
 	if err := st.Fork(ctx, source, opts.at, child); err != nil {
 		if errors.Is(err, eventlog.ErrConflict) {
 			return errors.WithHint(
-				errors.Mark(errors.Newf("fork: session %s exists already", errors.Safe(printable.ID(id))), eventlog.ErrConflict),
+				errclass.Mark(errors.Newf("fork: session %s exists already", errors.Safe(printable.ID(id))), eventlog.ErrConflict),
 				"choose another --id, or leave it out for a new random one")
 		}
 		// The store's error names the source and the seq; the child's id

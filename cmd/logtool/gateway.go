@@ -15,6 +15,8 @@ import (
 	"github.com/sessionlog/sessionlog/internal/loopback"
 	"github.com/sessionlog/sessionlog/redact"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // gatewayOptions are the flags of logtool gateway.
@@ -127,13 +129,13 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 	for _, s := range opts.upstreams {
 		u, err := gateway.ParseUpstream(s)
 		if err != nil {
-			return errors.Mark(err, ErrUsage)
+			return errclass.Mark(err, ErrUsage)
 		}
 		ups = append(ups, u)
 	}
 	for _, h := range opts.recordHeaders {
 		if err := gateway.CheckRecordHeader(h); err != nil {
-			return errors.Mark(err, ErrUsage)
+			return errclass.Mark(err, ErrUsage)
 		}
 	}
 	red, err := redactor(opts.redact, opts.patterns, "--redact-pattern")
@@ -173,7 +175,7 @@ func runGateway(ctx context.Context, opts gatewayOptions, stdout, stderr io.Writ
 		Logger: logger, Redactor: red})
 	if err != nil {
 		if errors.Is(err, gateway.ErrUsage) {
-			err = errors.Mark(err, ErrUsage)
+			err = errclass.Mark(err, ErrUsage)
 		}
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/internal/ssegen"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
@@ -226,7 +227,7 @@ func TestGatewayRecordedReplay(t *testing.T) {
 // TestGatewayLockedStore: a store another process holds stops the start.
 func TestGatewayLockedStore(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "sessions.db")
-	held, err := eventlog.Open(db, &eventlog.Options{NewValidator: rebuild.NewValidator})
+	held, err := boltlog.Open(db, &eventlog.Options{NewValidator: rebuild.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/transcript"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // importOptions are the flags of logtool import.
@@ -151,7 +153,7 @@ func interrupted(file string, left, total int) error {
 	if file != "" {
 		what = fmt.Sprintf("%s was rolled back", file)
 	}
-	return errors.Mark(errors.Newf("import interrupted: %s; %d of %d %s not attempted",
+	return errclass.Mark(errors.Newf("import interrupted: %s; %d of %d %s not attempted",
 		errors.Safe(what), errors.Safe(left), errors.Safe(total), errors.Safe(plural(total, "file", "files"))), ErrInterrupted)
 }
 
@@ -256,7 +258,7 @@ func (s *importSource) explain(err error, id, db string) error {
 	switch {
 	case errors.Is(err, eventlog.ErrConflict):
 		return errors.WithHint(
-			errors.Mark(errors.Newf("import %s: session %s exists already in %s",
+			errclass.Mark(errors.Newf("import %s: session %s exists already in %s",
 				errors.Safe(s.file), errors.Safe(printable.ID(id)), errors.Safe(db)), eventlog.ErrConflict),
 			"a session is imported once; 'logtool export' prints the stored copy, --id NEW imports the file under another id, and --db names another store")
 	case s.scanFailed:

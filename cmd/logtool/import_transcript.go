@@ -16,6 +16,8 @@ import (
 	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/transcript"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // transcriptFlags are import's flags for other agents' transcripts
@@ -145,7 +147,7 @@ func transcriptJobs(args []string) ([]transcriptJob, error) {
 		}
 		if len(found) == 0 {
 			jobs = append(jobs, transcriptJob{path: a, err: errors.WithHint(
-				errors.Mark(errors.Newf("import %s: no *.jsonl file in the directory or under it", errors.Safe(printable.Line(a))), eventlog.ErrNotFound),
+				errclass.Mark(errors.Newf("import %s: no *.jsonl file in the directory or under it", errors.Safe(printable.Line(a))), eventlog.ErrNotFound),
 				"a directory stands for the *.jsonl files under it (symbolic links followed); name the files, or the directory that holds them")})
 			continue
 		}
@@ -312,7 +314,7 @@ func importTranscript(ctx context.Context, st store, opts importOptions, job tra
 			return nil
 		}
 		return errors.WithHint(
-			errors.Mark(errors.Newf("import %s: session %s exists already in %s",
+			errclass.Mark(errors.Newf("import %s: session %s exists already in %s",
 				errors.Safe(name), errors.Safe(printable.ID(id)), errors.Safe(opts.g.name())), eventlog.ErrConflict),
 			"--skip-existing skips it, --id stores it under another id")
 	} else if !errors.Is(err, eventlog.ErrNotFound) {

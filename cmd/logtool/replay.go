@@ -15,6 +15,8 @@ import (
 	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // replayOptions are the flags of logtool replay.
@@ -228,7 +230,7 @@ func replaySteps(ctx context.Context, opts replayOptions, id string, stdout io.W
 		err = ferr
 	}
 	if err == nil && only != nil && !found {
-		err = errors.Mark(errors.Newf("session %s has no step %s", errors.Safe(printable.ID(id)), errors.Safe(only.String())), eventlog.ErrNotFound)
+		err = errclass.Mark(errors.Newf("session %s has no step %s", errors.Safe(printable.ID(id)), errors.Safe(only.String())), eventlog.ErrNotFound)
 	}
 	return err
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/wire/recorded"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // runReplayRecorded is replay --wire --recorded: the bytes the recording
@@ -90,16 +92,16 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 			}
 		}
 		if opts.exchange == 0 {
-			return errors.Mark(errors.Newf("session %s has no recorded exchange that began step %s",
+			return errclass.Mark(errors.Newf("session %s has no recorded exchange that began step %s",
 				errors.Safe(id), errors.Safe(want.String())), eventlog.ErrNotFound)
 		}
 	}
 	if opts.exchange > len(xs) {
-		return errors.Mark(errors.Newf("session %s has %d recorded exchanges, not %d",
+		return errclass.Mark(errors.Newf("session %s has %d recorded exchanges, not %d",
 			errors.Safe(id), errors.Safe(len(xs)), errors.Safe(opts.exchange)), eventlog.ErrNotFound)
 	}
 	if len(xs) == 0 && opts.format != "json" {
-		return errors.Mark(errors.Newf("session %s has no recorded exchanges", errors.Safe(id)), eventlog.ErrNotFound)
+		return errclass.Mark(errors.Newf("session %s has no recorded exchanges", errors.Safe(id)), eventlog.ErrNotFound)
 	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	var body bytes.Buffer
@@ -126,7 +128,7 @@ func runReplayRecorded(ctx context.Context, opts replayOptions, id string, stdou
 		switch opts.format {
 		case "raw":
 			if !has {
-				return errors.Mark(errors.Newf("exchange %d has no recorded answer", errors.Safe(x.N)), eventlog.ErrNotFound)
+				return errclass.Mark(errors.Newf("exchange %d has no recorded answer", errors.Safe(x.N)), eventlog.ErrNotFound)
 			}
 			w.Write(body.Bytes())
 		case "text":

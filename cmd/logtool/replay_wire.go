@@ -11,6 +11,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/rebuild"
 	"github.com/sessionlog/sessionlog/wire"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // runReplayWire is replay --wire: the bytes a provider received for each
@@ -29,7 +31,7 @@ func runReplayWire(ctx context.Context, opts replayOptions, args []string, stdou
 	if opts.wire != wireFromHeader {
 		r, err := wire.Lookup(opts.wire)
 		if err != nil {
-			return errors.Mark(err, ErrUsage)
+			return errclass.Mark(err, ErrUsage)
 		}
 		fixed = r
 	}
@@ -59,7 +61,7 @@ func runReplayWire(ctx context.Context, opts replayOptions, args []string, stdou
 		switch opts.format {
 		case "raw":
 			if s.Null {
-				return errors.Mark(errors.Newf("step %s has no header in force: nothing was sent",
+				return errclass.Mark(errors.Newf("step %s has no header in force: nothing was sent",
 					errors.Safe(step(s.Turn, s.Step))), eventlog.ErrNotFound)
 			}
 			_, err := w.Write(body)

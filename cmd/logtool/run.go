@@ -12,6 +12,8 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Exit codes (docs/cli.md).
@@ -108,7 +110,7 @@ func runEnv(ctx context.Context, e env, args []string, stdout, stderr io.Writer)
 		return exitOK
 	}
 	if !g.started && !errors.Is(err, ErrUsage) {
-		err = errors.Mark(err, ErrUsage)
+		err = errclass.Mark(err, ErrUsage)
 	}
 	if errors.Is(err, ErrUsage) {
 		path := root.CommandPath()
@@ -194,7 +196,7 @@ Exit codes: 0 ok, 1 failure or refused input, 2 usage, 130 interrupted.`,
 	root.SetErr(stderr)
 	root.SetIn(g.env.stdin)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
-		return errors.Mark(err, ErrUsage)
+		return errclass.Mark(err, ErrUsage)
 	})
 	pf := root.PersistentFlags()
 	// No flag default: the help shows the one rule, and action applies it.

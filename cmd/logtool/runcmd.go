@@ -18,6 +18,8 @@ import (
 	"github.com/sessionlog/sessionlog/scenario"
 	"github.com/sessionlog/sessionlog/wire"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // runOptions are the flags of logtool run.
@@ -139,7 +141,7 @@ func runRun(ctx context.Context, opts runOptions, args []string, stdout, stderr 
 		}
 	}
 	if failed > 0 {
-		return errors.WithHintf(errors.Mark(errors.Newf("run: %s ended with an error", errors.Safe(count(failed, "turn", "turns"))), ErrTurnFailed),
+		return errors.WithHintf(errclass.Mark(errors.Newf("run: %s ended with an error", errors.Safe(count(failed, "turn", "turns"))), ErrTurnFailed),
 			"the turns are logged as they ended: 'logtool show %s' shows them", errors.Safe(printable.ID(rep.Session)))
 	}
 	return nil
@@ -182,7 +184,7 @@ func liveProvider(opts runOptions, sc *scenario.Scenario, stderr io.Writer) (loo
 		ConnectTimeout: opts.connect, FirstByteTimeout: opts.firstByte, IdleTimeout: opts.idle, MaxResponseBytes: opts.maxResponse})
 	if err != nil {
 		if errors.Is(err, wire.ErrUnknown) || errors.Is(err, provider.ErrBaseURL) {
-			return nil, errors.Mark(err, ErrUsage)
+			return nil, errclass.Mark(err, ErrUsage)
 		}
 		return nil, err
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/salvage"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // salvageOptions are the flags of logtool salvage.
@@ -73,7 +75,7 @@ func runSalvage(ctx context.Context, opts salvageOptions, stdout, stderr io.Writ
 	st, err := salvage.Open(path, &salvage.FileOptions{LockTimeout: wait})
 	switch {
 	case errors.Is(err, eventlog.ErrNotFound):
-		return errors.Mark(err, ErrNoStore)
+		return errclass.Mark(err, ErrNoStore)
 	case errors.Is(err, eventlog.ErrLocked):
 		return opts.g.locked(err)
 	case err != nil:
@@ -152,7 +154,7 @@ func salvageReport(rep salvage.Report, opts salvageOptions, stdout io.Writer, me
 	if walDamaged {
 		what = append(what, "the write-ahead log is damaged: its writes after the damage are lost")
 	}
-	return errors.WithHintf(errors.Mark(errors.Newf("salvage: %s", errors.Safe(strings.Join(what, "; "))), ErrFindings),
+	return errors.WithHintf(errclass.Mark(errors.Newf("salvage: %s", errors.Safe(strings.Join(what, "; "))), ErrFindings),
 		"the lines above name each session's lost seqs and why; %s holds the rest, and 'logtool --db %s verify' checks it",
 		errors.Safe(printable.Line(opts.out)), errors.Safe(printable.Line(opts.out)))
 }

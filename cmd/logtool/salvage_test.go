@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/sessionlog/sessionlog/eventlog/eventlogtest"
 	"os"
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/cockroachdb/errors"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/sessionlog/sessionlog/internal/boltfmt/bolttest"
 )
 
 // TestSalvage runs testdata/salvage with the directives of TestCLI, and:
@@ -22,7 +23,7 @@ import (
 //	                     of session ID's bucket: bbolt panics reading it
 //	unpack PATH          store every event of the closed store at PATH as
 //	                     one record under its seq, as stores before format
-//	                     3 do (eventlogtest.UnpackStore), so that a marker
+//	                     3 do (bolttest.UnpackStore), so that a marker
 //	                     is in one record's text, uncompressed
 //	flip-meta PATH       flip a bit of the txid of the newest bbolt meta
 //	                     page: bbolt opens the store one commit back
@@ -39,7 +40,7 @@ func TestSalvage(t *testing.T) {
 		case "flip-meta":
 			return flipMetaDirective(t, td, s.expand(td.CmdArgs[0].String()))
 		case "unpack":
-			eventlogtest.UnpackStore(t, s.expand(td.CmdArgs[0].String()))
+			bolttest.UnpackStore(t, s.expand(td.CmdArgs[0].String()))
 			return "unpacked\n"
 		case "break-page":
 			return breakPageDirective(t, td, s, s.expand(td.CmdArgs[0].String()), td.CmdArgs[1].String())

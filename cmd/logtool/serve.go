@@ -14,6 +14,8 @@ import (
 	"github.com/sessionlog/sessionlog/internal/loopback"
 	"github.com/sessionlog/sessionlog/ui"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // serveOptions are the flags of logtool serve.
@@ -78,7 +80,7 @@ func serveHosts(opts serveOptions) ([]string, error) {
 	hosts := append(loopback.Names(), opts.hosts...)
 	host, _, err := net.SplitHostPort(opts.addr)
 	if err != nil {
-		return nil, errors.Mark(errors.Wrapf(err, "address %q", errors.Safe(opts.addr)), ErrUsage)
+		return nil, errclass.Mark(errors.Wrapf(err, "address %q", errors.Safe(opts.addr)), ErrUsage)
 	}
 	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
 		hosts = append(hosts, host)
@@ -93,9 +95,9 @@ func serveHosts(opts serveOptions) ([]string, error) {
 func checkUI(opts serveOptions) ([]string, error) {
 	if err := ui.CheckAddr(opts.addr, opts.allowRemote); err != nil {
 		if errors.Is(err, ui.ErrRemote) {
-			return nil, errors.Mark(errors.WithHint(err, "--allow-remote serves it anyway; 127.0.0.1:PORT keeps it on this machine"), ErrUsage)
+			return nil, errclass.Mark(errors.WithHint(err, "--allow-remote serves it anyway; 127.0.0.1:PORT keeps it on this machine"), ErrUsage)
 		}
-		return nil, errors.Mark(err, ErrUsage)
+		return nil, errclass.Mark(err, ErrUsage)
 	}
 	return serveHosts(opts)
 }
@@ -105,7 +107,7 @@ func checkUI(opts serveOptions) ([]string, error) {
 func newUI(st store, hosts []string, logger *slog.Logger) (*ui.Server, error) {
 	srv, err := ui.New(st, &ui.Options{Logger: logger, Renderers: ui.WireRenderers(), Hosts: hosts})
 	if errors.Is(err, ui.ErrBadRequest) {
-		return nil, errors.Mark(errors.WithHint(err, "--host takes a name or an address, without a scheme or a path"), ErrUsage)
+		return nil, errclass.Mark(errors.WithHint(err, "--host takes a name or an address, without a scheme or a path"), ErrUsage)
 	}
 	return srv, err
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/spf13/cobra"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // showOptions are the flags of logtool show.
@@ -94,7 +96,7 @@ func runShow(ctx context.Context, opts showOptions, args []string, stdout, stder
 	}
 	if opts.hasFrom && opts.from >= head.Next {
 		return errors.WithHintf(
-			errors.Mark(errors.Newf("show: --from %d is past the end of session %s (%s)",
+			errclass.Mark(errors.Newf("show: --from %d is past the end of session %s (%s)",
 				errors.Safe(opts.from), errors.Safe(printable.ID(id)), errors.Safe(seqRange(head.Next))), eventlog.ErrNotFound),
 			"'logtool ls' shows how many events each session has")
 	}

@@ -7,9 +7,12 @@ import (
 	"time"
 
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/pglog"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 	"github.com/sessionlog/sessionlog/internal/printable"
 )
 
@@ -45,18 +48,18 @@ func (g *globalOptions) open(mode openMode) (store, error) {
 	}
 	wait := g.lockTimeout
 	if wait == 0 {
-		wait = time.Nanosecond // one attempt; eventlog reads 0 as its default
+		wait = time.Nanosecond // one attempt; boltlog reads 0 as its default
 	}
 	// Writes are checked against every rule of the log: sessionlog.Open
 	// wires the rebuild fold as the validator (docs/rules.md#validation).
-	o := &eventlog.Options{ReadOnly: mode == openRead, LockTimeout: wait}
-	st, err := sessionlog.Open(path, o)
+	o := &eventlog.Options{ReadOnly: mode == openRead}
+	st, err := sessionlog.Open(context.Background(), path, o, &sessionlog.DriverOptions{Bolt: boltlog.Options{LockTimeout: wait}})
 	switch {
 	case err == nil:
 		g.warnMeta(st)
 		return st, nil
 	case mode != openCreate && errors.Is(err, eventlog.ErrNotFound):
-		return nil, errors.Mark(err, ErrNoStore)
+		return nil, errclass.Mark(err, ErrNoStore)
 	case errors.Is(err, eventlog.ErrLocked):
 		return nil, g.locked(err)
 	}
@@ -94,14 +97,14 @@ func (g *globalOptions) locked(err error) error {
 		// The store waited the one nanosecond that stands for "do not
 		// wait"; its "(waited 1ns)" would mislead.
 		return errors.WithHint(
-			errors.Mark(errors.Newf("store %s is locked by another process", errors.Safe(g.name())), eventlog.ErrLocked),
+			errclass.Mark(errors.Newf("store %s is locked by another process", errors.Safe(g.name())), eventlog.ErrLocked),
 			"another logtool or host holds it; --lock-timeout 0 tried once, --lock-timeout DURATION waits for it")
 	}
 	return errors.WithHintf(err, "--lock-timeout (now %s) sets how long to wait", errors.Safe(g.lockTimeout))
 }
 
 // metaChecker is a store that can tell that bbolt opened it one commit
-// back; *eventlog.Log is one.
+// back; *boltlog.Log is one.
 type metaChecker interface {
 	CheckMeta() error
 }
@@ -133,10 +136,11 @@ func (g *globalOptions) warn(err error) {
 // --lock-timeout, but never less than pglog.DefaultConnectTimeout: a
 // database is not a file lock, and a busy server answers late.
 func (g *globalOptions) openURL(mode openMode) (store, error) {
-	o := &eventlog.Options{ReadOnly: mode == openRead, LockTimeout: max(g.lockTimeout, pglog.DefaultConnectTimeout)}
-	st, err := sessionlog.Open(g.db, o)
+	o := &eventlog.Options{ReadOnly: mode == openRead}
+	st, err := sessionlog.Open(context.Background(), g.db, o,
+		&sessionlog.DriverOptions{Postgres: pglog.Options{ConnectTimeout: max(g.lockTimeout, pglog.DefaultConnectTimeout)}})
 	if err != nil && errors.Is(err, eventlog.ErrNotFound) {
-		return nil, errors.Mark(err, ErrNoStore)
+		return nil, errclass.Mark(err, ErrNoStore)
 	}
 	return st, err
 }
@@ -173,7 +177,7 @@ func sessionHead(ctx context.Context, st store, db, id string) (eventlog.Head, e
 	h, err := st.Head(ctx, id)
 	if errors.Is(err, eventlog.ErrNotFound) {
 		return h, errors.WithHint(
-			errors.Mark(errors.Newf("no session %s in %s", errors.Safe(printable.ID(id)), errors.Safe(db)), eventlog.ErrNotFound),
+			errclass.Mark(errors.Newf("no session %s in %s", errors.Safe(printable.ID(id)), errors.Safe(db)), eventlog.ErrNotFound),
 			"'logtool ls' lists the sessions in the store")
 	}
 	return h, errors.Wrapf(err, "session %s", errors.Safe(printable.ID(id)))

@@ -8,10 +8,12 @@ import (
 	"os"
 
 	"github.com/cockroachdb/errors"
+	"github.com/spf13/cobra"
+
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 	"github.com/sessionlog/sessionlog/internal/printable"
 	"github.com/sessionlog/sessionlog/verify"
-	"github.com/spf13/cobra"
 )
 
 // verifyOptions are the flags of logtool verify.
@@ -54,7 +56,7 @@ terminal.`,
 	return cmd
 }
 
-// lister lists the sessions of a store; *eventlog.Log is one.
+// lister lists the sessions of a store; *boltlog.Log is one.
 type lister interface {
 	SessionIDs(ctx context.Context) ([]string, error)
 }
@@ -163,7 +165,7 @@ func runVerify(ctx context.Context, opts verifyOptions, args []string, stdout, s
 		return missing[len(missing)-1]
 	}
 	if findings > 0 {
-		return errors.Mark(errors.Newf("verify: %s", errors.Safe(count(findings, "finding", "findings"))), ErrFindings)
+		return errclass.Mark(errors.Newf("verify: %s", errors.Safe(count(findings, "finding", "findings"))), ErrFindings)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/wal"
 	"github.com/sessionlog/sessionlog/rebuild"
 )
@@ -24,8 +25,8 @@ import (
 func TestVerifyWAL(t *testing.T) {
 	ctx := context.Background()
 	work := filepath.Join(t.TempDir(), "sessions.db")
-	l, err := eventlog.Open(work, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator,
-		WAL: eventlog.WALOptions{ApplyInterval: time.Hour, ApplyBytes: 1 << 40}})
+	l, err := boltlog.Open(work, &eventlog.Options{NoSync: true, NewValidator: rebuild.NewValidator}, &boltlog.Options{WAL: boltlog.WALOptions{ApplyInterval: time.Hour, ApplyBytes: 1 << 40}})
+
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,14 +58,14 @@ func TestVerifyWAL(t *testing.T) {
 	// The crash: a copy of the files while the store is open.
 	db := filepath.Join(t.TempDir(), "sessions.db")
 	copyTo(t, work, db)
-	segs, err := wal.Segments(eventlog.WALDir(work))
+	segs, err := wal.Segments(boltlog.WALDir(work))
 	if err != nil || len(segs) != 1 {
 		t.Fatalf("the log has %d segments (%v); want 1", len(segs), err)
 	}
-	if err := os.Mkdir(eventlog.WALDir(db), 0o755); err != nil {
+	if err := os.Mkdir(boltlog.WALDir(db), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	seg := filepath.Join(eventlog.WALDir(db), filepath.Base(segs[0]))
+	seg := filepath.Join(boltlog.WALDir(db), filepath.Base(segs[0]))
 	copyTo(t, segs[0], seg)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)

@@ -1,5 +1,5 @@
-// Package eventlogtest is the conformance suite of eventlog.Store (SPEC
-// §8.6): every implementation, the embedded bbolt Log and any distributed
+// Package eventlogtest is the conformance suite of eventlog.Store
+// (docs/rules.md#distribution): every implementation, the embedded bbolt Log and any distributed
 // one, runs Run from its own tests and must pass it unchanged.
 //
 // The suite drives the Store through its interface only: create, append

@@ -3,15 +3,17 @@ package eventlogtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"testing"
 
-	"github.com/cockroachdb/errors"
+	crdb "github.com/cockroachdb/errors"
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // RefuseType is the event type that NewValidator's validator refuses.
@@ -34,11 +36,11 @@ type validator struct {
 
 func (v *validator) Validate(ev *codec.Event) error {
 	if ev.Seq != v.next {
-		return errors.Mark(errors.Newf("eventlogtest: session %q: validator fed seq %d, expected %d",
-			errors.Safe(v.id), errors.Safe(ev.Seq), errors.Safe(v.next)), ErrOrder)
+		return errclass.Mark(crdb.Newf("eventlogtest: session %q: validator fed seq %d, expected %d",
+			crdb.Safe(v.id), crdb.Safe(ev.Seq), crdb.Safe(v.next)), ErrOrder)
 	}
 	if ev.Type == RefuseType {
-		return errors.Mark(errors.Newf("eventlogtest: session %q seq %d refused", errors.Safe(v.id), errors.Safe(ev.Seq)), ErrRefused)
+		return errclass.Mark(crdb.Newf("eventlogtest: session %q seq %d refused", crdb.Safe(v.id), crdb.Safe(ev.Seq)), ErrRefused)
 	}
 	v.next++
 	return nil

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cockroachdb/errors"
+	"errors"
 
 	"github.com/sessionlog/sessionlog/eventlog"
 )

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cockroachdb/errors"
+	"errors"
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) eventlog.Store) {
 		{"SessionIDs", testSessionIDs},
 		{"ConcurrentSessions", testConcurrentSessions},
 		{"RacingAppends", testRacingAppends},
+		{"Closed", testClosed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open(t)) })
@@ -529,7 +530,7 @@ func testConcurrentSessions(t *testing.T, s eventlog.Store) {
 					err = s.Append(ctx, id, []codec.Event{ev})
 				}
 				if err != nil {
-					errs <- errors.Wrapf(err, "session %s append %d", id, i)
+					errs <- fmt.Errorf("session %s append %d: %w", id, i, err)
 					return
 				}
 			}
@@ -612,6 +613,38 @@ func testRacingAppends(t *testing.T, s eventlog.Store) {
 	wantHead(t, head, header("race"), got)
 }
 
+// testClosed checks that every method of a closed store fails with
+// ErrClosed. The suite tests every class with the standard library's
+// errors.Is: a host that imports "errors" must get the answers a host
+// that imports cockroachdb/errors gets.
+func testClosed(t *testing.T, s eventlog.Store) {
+	ctx := context.Background()
+	mustCreate(t, s, "c", turns(t, 1))
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	calls := []struct {
+		name string
+		fn   func() error
+	}{
+		{"Create", func() error { return s.Create(ctx, header("d")) }},
+		{"Append", func() error { return s.Append(ctx, "c", []codec.Event{note(t, 3, "late")}) }},
+		{"Head", func() error { _, err := s.Head(ctx, "c"); return err }},
+		{"Sessions", func() error { _, err := s.Sessions(ctx); return err }},
+		{"Scan", func() error { _, err := s.Scan(ctx, "c", 0); return err }},
+		{"Fork", func() error { return s.Fork(ctx, "c", 2, childHeader("f", "c", 2)) }},
+		{"Import", func() error { _, err := s.Import(ctx, header("i"), &sliceSource{}); return err }},
+	}
+	for _, c := range calls {
+		if err := c.fn(); !errors.Is(err, eventlog.ErrClosed) {
+			t.Errorf("%s after Close = %v, want ErrClosed", c.name, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("a second Close = %v, want nil", err)
+	}
+}
+
 // readNote reads data.g and data.i of a racing-append event.
 func readNote(p []byte, g, i *int64) error {
 	ev, err := codec.DecodeEvent(p)
@@ -619,7 +652,7 @@ func readNote(p []byte, g, i *int64) error {
 		return err
 	}
 	if ev.Type != "x/note" {
-		return errors.Newf("type %s", ev.Type)
+		return fmt.Errorf("type %s", ev.Type)
 	}
 	line, _, err := codec.ToJSON(nil, p)
 	if err != nil {
@@ -627,7 +660,7 @@ func readNote(p []byte, g, i *int64) error {
 	}
 	var seq, tm int64
 	if _, err := fmt.Sscanf(string(line), `{"type":"x/note","seq":%d,"time":%d,"data":{"g":%d,"i":%d}}`, &seq, &tm, g, i); err != nil {
-		return errors.Wrapf(err, "parse %s", line)
+		return fmt.Errorf("parse %s: %w", line, err)
 	}
 	return nil
 }

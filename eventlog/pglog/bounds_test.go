@@ -56,18 +56,18 @@ func TestTimeBounds(t *testing.T) {
 	tests := []struct {
 		name  string
 		query string // added to the URL
-		opts  eventlog.PostgresOptions
+		opts  pglog.Options
 		want  string
 		limit time.Duration
 		all   bool // every operation, not only the listing
 	}{
-		{name: "lock_timeout option", opts: eventlog.PostgresOptions{LockTimeout: 300 * time.Millisecond},
+		{name: "lock_timeout option", opts: pglog.Options{LockTimeout: 300 * time.Millisecond},
 			want: "waited past lock_timeout (300ms)", limit: 3 * time.Second, all: true},
-		{name: "statement_timeout option", opts: eventlog.PostgresOptions{LockTimeout: time.Minute, StatementTimeout: 300 * time.Millisecond},
+		{name: "statement_timeout option", opts: pglog.Options{LockTimeout: time.Minute, StatementTimeout: 300 * time.Millisecond},
 			want: "ran past statement_timeout (300ms)", limit: 3 * time.Second, all: true},
 		{name: "lock_timeout in the URL", query: "&lock_timeout=300",
 			want: "waited past lock_timeout (300ms)", limit: 3 * time.Second, all: true},
-		{name: "option wins over the URL", query: "&lock_timeout=1h", opts: eventlog.PostgresOptions{LockTimeout: 300 * time.Millisecond},
+		{name: "option wins over the URL", query: "&lock_timeout=1h", opts: pglog.Options{LockTimeout: 300 * time.Millisecond},
 			want: "waited past lock_timeout (300ms)", limit: 3 * time.Second},
 		{name: "defaults", want: "waited past lock_timeout (5s)", limit: pglog.DefaultLockTimeout + 3*time.Second},
 	}
@@ -76,9 +76,11 @@ func TestTimeBounds(t *testing.T) {
 			ctx := context.Background()
 			base, _ := pgtest.Schema(t)
 			u := base + tt.query
-			o := unvalidated
-			o.Postgres = tt.opts
-			s := openAt(t, u, o)
+			s, err := pglog.Open(ctx, u, &unvalidated, &tt.opts)
+			if err != nil {
+				t.Fatalf("Open = %v", err)
+			}
+			t.Cleanup(func() { s.Close() })
 			if err := s.Create(ctx, codec.NewSessionHeader("s", 1000, "", "", 0)); err != nil {
 				t.Fatal(err)
 			}
@@ -107,8 +109,8 @@ func TestTimeBounds(t *testing.T) {
 					return err
 				}},
 				{"fork", `fork of session "s"`, func() error { return s.Fork(ctx, "s", 1, codec.NewSessionHeader("child", 1000, "", "s", 2)) }},
-				{"open read-only", "pglog: open", func() error { return openClose(ctx, u, eventlog.Options{ReadOnly: true, Postgres: tt.opts}) }},
-				{"open", "pglog: open", func() error { return openClose(ctx, u, eventlog.Options{Unvalidated: true, Postgres: tt.opts}) }},
+				{"open read-only", "pglog: open", func() error { return openClose(ctx, u, eventlog.Options{ReadOnly: true}, tt.opts) }},
+				{"open", "pglog: open", func() error { return openClose(ctx, u, eventlog.Options{Unvalidated: true}, tt.opts) }},
 			}
 			if !tt.all {
 				ops = ops[:1]
@@ -145,8 +147,8 @@ func TestTimeBounds(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 // openClose opens the store at u and closes it.
-func openClose(ctx context.Context, u string, o eventlog.Options) error {
-	s, err := pglog.Open(ctx, u, &o)
+func openClose(ctx context.Context, u string, o eventlog.Options, po pglog.Options) error {
+	s, err := pglog.Open(ctx, u, &o, &po)
 	if err == nil {
 		s.Close()
 	}

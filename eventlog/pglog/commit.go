@@ -2,7 +2,6 @@ package pglog
 
 import (
 	"context"
-	"runtime"
 	"sort"
 	"time"
 
@@ -10,17 +9,16 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/internal/engine"
 )
 
 // Group commit.
 //
-// Creates and appends do their CPU work (decoding, validation, encoding,
-// chain hashing) in the caller's goroutine, then hand a commitReq to the
-// committer, one goroutine per read-write Store. The committer takes the
-// first request queued and whatever else is queued (up to maxBatch
-// requests or maxBatchBytes), sends them all in one transaction as one
-// pipelined batch of statements, commits once (one WAL flush, with
-// synchronous_commit on) and answers each caller with its own result.
+// The engine's committer hands each batch of writes (up to 1024 writes
+// or maxBatchBytes) to commit, which sends them all in one transaction as
+// one pipelined batch of statements and commits once (one WAL flush, with
+// synchronous_commit on); the engine answers each caller with its own
+// result.
 //
 // Each request is one statement that checks and writes at once, so a
 // request that fails its check writes nothing and aborts nothing: a
@@ -46,8 +44,6 @@ import (
 // since one by one each would wait as long again.
 
 const (
-	// maxBatch bounds the requests in one transaction.
-	maxBatch = 1024
 	// maxBatchBytes bounds the record bytes in one transaction.
 	maxBatchBytes = 32 << 20
 	// maxRetries bounds the reruns of a transaction that failed with a
@@ -55,108 +51,50 @@ const (
 	maxRetries = 8
 )
 
-// commitReq is one caller's share of a group commit.
-type commitReq struct {
-	session string
-	create  bool
-	header  []byte        // create: the header record
-	old     eventlog.Head // append: the head validated against
-	head    eventlog.Head // the head after the request
-	recs    [][]byte      // append: the records, from seq old.Next
-	size    int
-	done    chan error
-}
-
-// commit queues r and waits for its result. The caller holds an op, so
-// the queue is open.
-func (s *Store) commit(r *commitReq) error {
-	r.done = make(chan error, 1)
-	s.queue <- r
-	return <-r.done
-}
-
-// committer runs group commits until the queue is closed.
-func (s *Store) committer() {
-	defer close(s.committerDone)
-	batch := make([]*commitReq, 0, 64)
-	for {
-		r, ok := <-s.queue
-		if !ok {
-			return
-		}
-		batch = append(batch[:0], r)
-		size := r.size
-		open := true
-	drain:
-		for len(batch) < maxBatch && size < maxBatchBytes {
-			select {
-			case r, ok := <-s.queue:
-				if !ok {
-					open = false
-					break drain
-				}
-				batch = append(batch, r)
-				size += r.size
-			default:
-				break drain
-			}
-		}
-		errs := s.runBatch(batch)
-		for i, r := range batch {
-			r.done <- errs[i]
-			batch[i] = nil
-		}
-		if !open {
-			return
-		}
-		if len(batch) > 1 {
-			// Let the callers just answered queue their next requests, so
-			// they join the next batch instead of trailing behind it.
-			runtime.Gosched()
-		}
-	}
-}
-
-// runBatch commits batch and returns one result per request.
-func (s *Store) runBatch(batch []*commitReq) []error {
-	sort.Slice(batch, func(i, j int) bool { return batch[i].session < batch[j].session })
-	errs, err := s.retry(batch)
+// commit commits batch and returns one result per write, in batch's
+// order (which it sorts by session id), and the number of transactions it
+// ran.
+func (s *Store) commit(batch []*engine.Write, out []error) ([]error, int) {
+	sort.Slice(batch, func(i, j int) bool { return batch[i].Session < batch[j].Session })
+	txns := 0
+	errs, err := s.retry(batch, &txns)
 	if err == nil {
-		return errs
+		return append(out, errs...), txns
 	}
 	errs = make([]error, len(batch))
 	if len(batch) == 1 || errors.Is(err, eventlog.ErrLocked) {
 		// Past a time bound, one by one would wait that long again for
 		// each write: every caller gets the batch's error.
 		if len(batch) > 1 {
-			s.obs.log.Warn("pglog: group commit waited past a time bound; its writes fail",
+			s.obs.Log.Warn("pglog: group commit waited past a time bound; its writes fail",
 				"target", s.target, "writes", len(batch), "sqlstate", sqlState(err))
 		}
 		for i := range errs {
 			errs[i] = err
 		}
-		return errs
+		return append(out, errs...), txns
 	}
 	// The error names no user content once redacted: pgx's messages may
 	// quote values.
-	s.obs.log.Warn("pglog: group commit failed; retrying its writes one by one",
+	s.obs.Log.Warn("pglog: group commit failed; retrying its writes one by one",
 		"target", s.target, "writes", len(batch), "sqlstate", sqlState(err), "err", errors.Redact(err))
-	for i, r := range batch {
-		one, err := s.retry([]*commitReq{r})
+	for i, w := range batch {
+		one, err := s.retry([]*engine.Write{w}, &txns)
 		if err != nil {
 			errs[i] = err
 		} else {
 			errs[i] = one[0]
 		}
 	}
-	return errs
+	return append(out, errs...), txns
 }
 
-// retry runs batch in one transaction, again while it fails retryably.
-func (s *Store) retry(batch []*commitReq) ([]error, error) {
+// retry runs batch in one transaction, again while it fails retryably,
+// counting the transactions in txns.
+func (s *Store) retry(batch []*engine.Write, txns *int) ([]error, error) {
 	maybeCommitted := false
 	for attempt := 0; ; attempt++ {
-		s.commits.Add(1)
+		*txns++
 		t := s.obs.start()
 		errs, err := s.runTx(batch, maybeCommitted)
 		s.obs.roundTripped(t)
@@ -164,11 +102,10 @@ func (s *Store) retry(batch []*commitReq) ([]error, error) {
 			events := 0
 			for i, e := range errs {
 				if e == nil {
-					s.committed.Add(1)
-					events += len(batch[i].recs)
+					events += len(batch[i].Recs)
 				}
 			}
-			s.obs.transaction(events)
+			s.obs.Events(events)
 			return errs, nil
 		}
 		if attempt >= maxRetries || !retryable(err) {
@@ -203,7 +140,7 @@ SELECT u.id, t.seq, t.rec FROM u, unnest($9::bigint[], $10::bytea[]) AS t(seq, r
 // WAL flush for the whole batch, acknowledged only once the commit is.
 // After an ambiguous commit, it runs in an explicit transaction instead,
 // to look for its own earlier commit before committing.
-func (s *Store) runTx(batch []*commitReq, maybeCommitted bool) (errs []error, err error) {
+func (s *Store) runTx(batch []*engine.Write, maybeCommitted bool) (errs []error, err error) {
 	ctx := context.Background()
 	b := s.batchOf(batch)
 	if !maybeCommitted {
@@ -242,8 +179,8 @@ func (s *Store) runTx(batch []*commitReq, maybeCommitted bool) (errs []error, er
 		var next int64
 		var chain []byte
 		err := tx.QueryRow(ctx, `SELECT next, chain FROM sessionlog_sessions WHERE id = $1 AND published`,
-			r.session).Scan(&next, &chain)
-		if err == nil && next == r.head.Next && string(chain) == string(r.head.Chain[:]) {
+			r.Session).Scan(&next, &chain)
+		if err == nil && next == r.New.Next && string(chain) == string(r.New.Chain[:]) {
 			errs[i] = nil // our own commit, whose answer was lost
 		}
 	}
@@ -251,26 +188,26 @@ func (s *Store) runTx(batch []*commitReq, maybeCommitted bool) (errs []error, er
 }
 
 // batchOf queues the statements of batch.
-func (s *Store) batchOf(batch []*commitReq) *pgx.Batch {
+func (s *Store) batchOf(batch []*engine.Write) *pgx.Batch {
 	b := &pgx.Batch{}
 	for _, r := range batch {
-		if r.create {
-			b.Queue(sqlCreate, r.session, r.header, r.head.LastTime, r.head.Chain[:])
+		if r.Create {
+			b.Queue(sqlCreate, r.Session, r.HeaderRec, r.New.LastTime, r.New.Chain[:])
 			continue
 		}
-		seqs := make([]int64, len(r.recs))
+		seqs := make([]int64, len(r.Recs))
 		for i := range seqs {
-			seqs[i] = r.old.Next + int64(i)
+			seqs[i] = r.Old.Next + int64(i)
 		}
-		b.Queue(sqlAppend, r.session, r.old.Next, r.head.Next, r.head.Turns, r.head.LastTime, r.head.Chain[:],
-			r.head.StoredBytes, r.old.Chain[:], seqs, r.recs)
+		b.Queue(sqlAppend, r.Session, r.Old.Next, r.New.Next, r.New.Turns, r.New.LastTime, r.New.Chain[:],
+			r.New.StoredBytes, r.Old.Chain[:], seqs, r.Recs)
 	}
 	return b
 }
 
 // results reads one result per request: zero rows affected is the
 // request's conflict; an error is the batch's.
-func results(br pgx.BatchResults, batch []*commitReq) ([]error, error) {
+func results(br pgx.BatchResults, batch []*engine.Write) ([]error, error) {
 	errs := make([]error, len(batch))
 	for i, r := range batch {
 		tag, err := br.Exec()
@@ -280,10 +217,10 @@ func results(br pgx.BatchResults, batch []*commitReq) ([]error, error) {
 		if tag.RowsAffected() != 0 {
 			continue
 		}
-		if r.create {
-			errs[i] = conflictf("session %q exists already (or is being imported)", errors.Safe(r.session))
+		if r.Create {
+			errs[i] = engine.Conflictf("pglog: session %q exists already (or is being imported)", errors.Safe(r.Session))
 		} else {
-			errs[i] = conflictf("session %q changed under this writer", errors.Safe(r.session))
+			errs[i] = engine.Conflictf("pglog: session %q changed under this writer", errors.Safe(r.Session))
 		}
 	}
 	return errs, nil

@@ -14,7 +14,7 @@ import (
 func open(t *testing.T, o eventlog.Options) *pglog.Store {
 	t.Helper()
 	u, _ := pgtest.Schema(t)
-	s, err := pglog.Open(context.Background(), u, &o)
+	s, err := pglog.Open(context.Background(), u, &o, nil)
 	if err != nil {
 		t.Fatalf("Open = %v", err)
 	}

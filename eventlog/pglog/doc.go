@@ -1,4 +1,4 @@
-// Package pglog is the PostgreSQL Store (SPEC §8.6): the session log of a
+// Package pglog is the PostgreSQL Store (docs/rules.md#distribution): the session log of a
 // fleet of hosts on many machines, in one database that any of them
 // writes and reads. It passes the same conformance suite as the bbolt Log
 // (package eventlogtest), byte for byte: the same records, heads, chain
@@ -9,7 +9,7 @@
 //
 // Three tables, created by a read-write Open and upgraded by it (never by
 // hand); sessionlog_meta records the schema version (FormatVersion), and a
-// newer one is refused with ErrUnsupported (SPEC §8.4).
+// newer one is refused with ErrUnsupported (docs/format.md#format-versions).
 //
 //	sessionlog_meta      name text PK, value bigint       ("format" → 2)
 //	sessionlog_sessions  id text COLLATE "C" PK            one row per session
@@ -18,7 +18,7 @@
 //	                     stage bytea, lease_until timestamptz  the stager's token and lease
 //	                     next, turns bigint                head: next seq, turn/start count
 //	                     last_time double precision        head: time of the last event
-//	                     chain bytea                       head: chain hash (SPEC §8.2), 32 bytes
+//	                     chain bytea                       head: chain hash (docs/rules.md#chain-hash), 32 bytes
 //	                     stored bigint                     head: sum of the stored record sizes
 //	sessionlog_events    session text COLLATE "C", seq bigint   PK (session, seq)
 //	                     rec bytea                         record: codec.EncodeEventRecord(payload)
@@ -73,18 +73,18 @@
 // idle_in_transaction_session_timeout (the statement timeout), so no
 // statement waits without end for a lock another session holds (a LOCK
 // TABLE by hand, a migration, a stalled writer) and no transaction of the
-// store holds its locks for long. eventlog.Options.Postgres sets them;
+// store holds its locks for long. Options (this package's) sets them;
 // a zero field keeps the URL's parameter of that name, else the default.
 // A statement the server cancels for either bound (SQLSTATE 55P03,
 // 57014) fails its call with eventlog.ErrLocked, the message naming the
 // operation and the bound, never SQL or values; a write so refused wrote
 // nothing. A group commit past a bound fails every write of its batch at
 // once rather than retrying them one by one, each waiting again.
-// Options.LockTimeout bounds only the connection attempt.
+// Options.ConnectTimeout bounds the connection attempt.
 //
 // # Logs and metrics
 //
-// Options.Logger and Options.Metrics work as for the bbolt Log, under the
+// eventlog.Options.Logger and Metrics work as for the bbolt Log, under the
 // same names where the meaning is the same: eventlog.MetricCommitDuration
 // (a Create or Append until durable), eventlog.MetricCommitEvents (events
 // per group-commit transaction) and the eventlog.MetricValidator counters

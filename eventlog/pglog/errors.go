@@ -8,34 +8,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
-
-// corruptf, conflictf, invalidf, notFoundf and unsupportedf return errors
-// marked with eventlog's classes (SPEC §11), created one frame up.
-func corruptf(format string, args ...interface{}) error {
-	return crdb.Mark(crdb.NewWithDepthf(1, format, args...), eventlog.ErrCorrupt)
-}
-
-func conflictf(format string, args ...interface{}) error {
-	return crdb.Mark(crdb.NewWithDepthf(1, format, args...), eventlog.ErrConflict)
-}
-
-func invalidf(format string, args ...interface{}) error {
-	return crdb.Mark(crdb.NewWithDepthf(1, format, args...), eventlog.ErrInvalid)
-}
-
-func notFoundf(format string, args ...interface{}) error {
-	return crdb.Mark(crdb.NewWithDepthf(1, format, args...), eventlog.ErrNotFound)
-}
-
-func unsupportedf(format string, args ...interface{}) error {
-	return crdb.Mark(crdb.NewWithDepthf(1, format, args...), eventlog.ErrUnsupported)
-}
-
-// noSession is the ErrNotFound error for a session id.
-func noSession(id string) error {
-	return crdb.Mark(crdb.NewWithDepthf(1, "no session %q", crdb.Safe(id)), eventlog.ErrNotFound)
-}
 
 // SQLSTATEs the store acts on.
 const (
@@ -68,9 +42,9 @@ func (s *Store) bounded(ctx context.Context, err error) error {
 	default:
 		return err
 	}
-	return crdb.WithHint(crdb.Mark(crdb.Wrapf(err, msg, crdb.Safe(value)), eventlog.ErrLocked),
+	return crdb.WithHint(errclass.Mark(crdb.Wrapf(err, msg, crdb.Safe(value)), eventlog.ErrLocked),
 		"another session holds a lock the store needs, or the server is slow; lock_timeout and "+
-			"statement_timeout (URL parameters, or eventlog.Options.Postgres) set how long a statement may wait")
+			"statement_timeout (URL parameters, or pglog.Options) set how long a statement may wait")
 }
 
 // sqlState returns the SQLSTATE of err, or "".

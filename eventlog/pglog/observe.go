@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/internal/engine"
 	"github.com/sessionlog/sessionlog/internal/observe"
 )
 
@@ -33,56 +33,37 @@ const (
 	MetricRetries = "sessionlog.store.pg.retries"
 )
 
-// observer is the store's logger and instruments. With no MeterProvider
-// nothing is made, timed or counted.
+// observer is the store's logger and instruments: the engine's, and the
+// PostgreSQL store's own. With no MeterProvider nothing is made, timed or
+// counted.
 type observer struct {
-	log       *slog.Logger
-	kit       *observe.Kit // also the validator cache's
-	on        bool
-	commit    metric.Float64Histogram
-	events    metric.Int64Histogram
+	*engine.Metrics
+	kit       *observe.Kit
 	roundTrip metric.Float64Histogram
 	retries   metric.Int64Counter
 }
 
 func newObserver(log *slog.Logger, mp metric.MeterProvider) *observer {
 	k := observe.New(log, mp, "github.com/sessionlog/sessionlog/eventlog/pglog")
-	o := &observer{log: k.Log, kit: k}
-	o.commit = k.Seconds(eventlog.MetricCommitDuration, "time of one Create or Append until durable")
-	o.events = k.Histogram(eventlog.MetricCommitEvents, "{event}", "events written by one group-commit transaction")
+	o := &observer{Metrics: engine.NewMetrics(k), kit: k}
 	o.roundTrip = k.Seconds(MetricRoundTrip, "time of one write transaction's pipeline and commit on the server")
 	o.retries = k.Counter(MetricRetries, "transactions run again after a retryable failure")
-	o.on = k.On()
 	return o
 }
 
 // start returns the time to measure from, or the zero time when off.
 func (o *observer) start() time.Time { return o.kit.Start() }
 
-func (o *observer) committed(ctx context.Context, t time.Time) {
-	if o.on {
-		o.commit.Record(context.WithoutCancel(ctx), observe.Since(t))
-	}
-}
-
-// transaction records a group-commit transaction that committed: its
-// events.
-func (o *observer) transaction(events int) {
-	if o.on {
-		o.events.Record(context.Background(), int64(events))
-	}
-}
-
 // roundTripped records one attempt of a write transaction since t.
 func (o *observer) roundTripped(t time.Time) {
-	if o.on {
+	if o.On {
 		o.roundTrip.Record(context.Background(), observe.Since(t))
 	}
 }
 
 // retried counts a transaction run again after err.
 func (o *observer) retried(ctx context.Context, err error) {
-	if !o.on {
+	if !o.On {
 		return
 	}
 	code := sqlState(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/eventlog/eventlogtest"
 )
 
@@ -22,7 +23,7 @@ func TestHeadParity(t *testing.T) {
 	}
 	ctx := context.Background()
 	pg := open(t, eventlog.Options{NewValidator: eventlogtest.NewValidator})
-	bb, err := eventlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: eventlogtest.NewValidator})
+	bb, err := boltlog.Open(filepath.Join(t.TempDir(), "s.db"), &eventlog.Options{NoSync: true, NewValidator: eventlogtest.NewValidator}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

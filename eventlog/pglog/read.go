@@ -2,7 +2,6 @@ package pglog
 
 import (
 	"context"
-	"io"
 	"math"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/internal/engine"
 )
 
 // Reads go in pages: each page is one short query of at most pageRecords
@@ -22,9 +22,6 @@ import (
 const (
 	pageRecords = 256
 	pageBytes   = 4 << 20
-	// pageSessions bounds the heads one query of Sessions or SessionPage
-	// reads.
-	pageSessions = 512
 )
 
 // headColumns are the columns of a session row that make its Head.
@@ -51,43 +48,29 @@ func scanHead(row pgx.Row) (eventlog.Head, error) {
 	}
 	hdr, err := codec.DecodeSessionHeader(payload)
 	if err != nil {
-		if errors.Is(err, eventlog.ErrInvalid) {
-			err = errors.Mark(errors.Handled(err), eventlog.ErrCorrupt)
-		} else if !errors.IsAny(err, eventlog.ErrCorrupt, eventlog.ErrUnsupported) {
-			err = errors.Mark(err, eventlog.ErrCorrupt)
-		}
-		return eventlog.Head{}, errors.Wrapf(err, "session %q: header record", errors.Safe(id))
+		return eventlog.Head{}, errors.Wrapf(engine.AsCorrupt(err), "session %q: header record", errors.Safe(id))
 	}
 	switch {
 	case hdr.ID != id:
-		return eventlog.Head{}, corruptf("session %q: header record names session %q", errors.Safe(id), errors.Safe(hdr.ID))
+		return eventlog.Head{}, engine.Corruptf("session %q: header record names session %q", errors.Safe(id), errors.Safe(hdr.ID))
 	case len(chain) != 32:
-		return eventlog.Head{}, corruptf("session %q: chain hash of %d bytes", errors.Safe(id), errors.Safe(len(chain)))
+		return eventlog.Head{}, engine.Corruptf("session %q: chain hash of %d bytes", errors.Safe(id), errors.Safe(len(chain)))
 	case h.Next < 0 || h.Turns < 0 || h.Turns > h.Next || h.StoredBytes < 0:
-		return eventlog.Head{}, corruptf("session %q: head counts out of range (next %d, turns %d, stored %d)",
+		return eventlog.Head{}, engine.Corruptf("session %q: head counts out of range (next %d, turns %d, stored %d)",
 			errors.Safe(id), errors.Safe(h.Next), errors.Safe(h.Turns), errors.Safe(h.StoredBytes))
 	case math.IsNaN(h.LastTime) || math.IsInf(h.LastTime, 0):
-		return eventlog.Head{}, corruptf("session %q: head time is not finite", errors.Safe(id))
+		return eventlog.Head{}, engine.Corruptf("session %q: head time is not finite", errors.Safe(id))
 	}
 	h.Header = hdr
 	copy(h.Chain[:], chain)
 	return h, nil
 }
 
-// Head returns the session's head; ErrNotFound if the session does not
+// head reads the session's head; ErrNotFound if the session does not
 // exist or is not published.
-func (s *Store) Head(ctx context.Context, session string) (eventlog.Head, error) {
-	if err := s.begin(); err != nil {
-		return eventlog.Head{}, err
-	}
-	defer s.ops.Done()
-	h, err := s.head(ctx, session)
-	return h, errors.Wrapf(err, "pglog: head of session %q", errors.Safe(session))
-}
-
 func (s *Store) head(ctx context.Context, session string) (eventlog.Head, error) {
 	if !holdable(session) {
-		return eventlog.Head{}, noSession(session)
+		return eventlog.Head{}, engine.NotFound(session)
 	}
 	var h eventlog.Head
 	err := s.read(ctx, func() error {
@@ -97,7 +80,7 @@ func (s *Store) head(ctx context.Context, session string) (eventlog.Head, error)
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return eventlog.Head{}, noSession(session)
+		return eventlog.Head{}, engine.NotFound(session)
 	}
 	return h, err
 }
@@ -111,41 +94,10 @@ func holdable(id string) bool {
 	return strings.IndexByte(id, 0) < 0 && utf8.ValidString(id)
 }
 
-// Sessions returns the heads of all published sessions, ordered by id
-// (bytewise), reading them a page at a time. SessionPage gives a caller
-// that does not want them all at once the pages themselves.
-func (s *Store) Sessions(ctx context.Context) ([]eventlog.Head, error) {
-	var all []eventlog.Head
-	after := ""
-	for {
-		page, err := s.sessionPage(ctx, after, pageSessions)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page...)
-		if len(page) < pageSessions {
-			return all, nil
-		}
-		after = page[len(page)-1].Header.ID
-	}
-}
-
-// SessionPage returns the heads of at most n published sessions whose ids
-// sort after after (bytewise; "" starts at the first, as ids are never
-// empty), ordered by id. A
-// page shorter than n is the last.
-func (s *Store) SessionPage(ctx context.Context, after string, n int) ([]eventlog.Head, error) {
-	return s.sessionPage(ctx, after, n)
-}
-
-func (s *Store) sessionPage(ctx context.Context, after string, n int) ([]eventlog.Head, error) {
-	if err := s.begin(); err != nil {
-		return nil, err
-	}
-	defer s.ops.Done()
-	if n <= 0 {
-		n = pageSessions
-	}
+// heads reads the heads of at most n published sessions whose ids sort
+// after after (bytewise), ordered by id, in one query (the engine's
+// SessionPage).
+func (s *Store) heads(ctx context.Context, after string, n int) ([]eventlog.Head, error) {
 	var heads []eventlog.Head
 	err := s.read(ctx, func() error {
 		heads = heads[:0]
@@ -171,12 +123,13 @@ func (s *Store) sessionPage(ctx context.Context, after string, n int) ([]eventlo
 // SessionIDs returns the ids of all published sessions, ordered by id:
 // for verify, which must list sessions whose head does not decode.
 func (s *Store) SessionIDs(ctx context.Context) ([]string, error) {
-	if err := s.begin(); err != nil {
+	done, err := s.begin()
+	if err != nil {
 		return nil, err
 	}
-	defer s.ops.Done()
+	defer done()
 	var ids []string
-	err := s.read(ctx, func() error {
+	err = s.read(ctx, func() error {
 		rows, err := s.pool.Query(ctx, `SELECT id FROM sessionlog_sessions WHERE published ORDER BY id`)
 		if err != nil {
 			return err
@@ -190,127 +143,51 @@ func (s *Store) SessionIDs(ctx context.Context) ([]string, error) {
 // HeaderRecord returns the stored header record of a published session:
 // the framed record the chain hash starts from (eventlog.ChainStart).
 func (s *Store) HeaderRecord(ctx context.Context, session string) ([]byte, error) {
-	if err := s.begin(); err != nil {
+	done, err := s.begin()
+	if err != nil {
 		return nil, err
 	}
-	defer s.ops.Done()
+	defer done()
 	if !holdable(session) {
-		return nil, errors.Wrapf(noSession(session), "pglog: header of session %q", errors.Safe(session))
+		return nil, errors.Wrapf(engine.NotFound(session), "pglog: header of session %q", errors.Safe(session))
 	}
 	var rec []byte
-	err := s.read(ctx, func() error {
+	err = s.read(ctx, func() error {
 		return s.pool.QueryRow(ctx, `SELECT header FROM sessionlog_sessions WHERE id = $1 AND published`, session).Scan(&rec)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		err = noSession(session)
+		err = engine.NotFound(session)
 	}
 	return rec, errors.Wrapf(err, "pglog: header of session %q", errors.Safe(session))
 }
 
-// Scan returns an iterator over the session's events from seq from on, in
-// seq order, up to the session's next seq at the time of the call. It
-// holds at most one page of events in memory. An unknown session is
-// ErrNotFound; from < 0 is ErrInvalid. Every record is checked (frame,
-// CRC, decode, seq = key, no gap); a failure is ErrCorrupt naming session
-// and seq.
-func (s *Store) Scan(ctx context.Context, session string, from int64) (eventlog.Iterator, error) {
-	if err := s.begin(); err != nil {
-		return nil, err
-	}
-	defer s.ops.Done()
-	if from < 0 {
-		return nil, invalidf("pglog: scan session %q from seq %d", errors.Safe(session), errors.Safe(from))
-	}
-	h, err := s.head(ctx, session)
-	if err != nil {
-		return nil, errors.Wrapf(err, "pglog: scan session %q", errors.Safe(session))
-	}
-	return &iterator{s: s, ctx: ctx, session: session, next: from, end: h.Next}, nil
-}
-
-// iterator is the Iterator of Scan.
-type iterator struct {
-	s       *Store
-	ctx     context.Context
-	session string
-	next    int64 // seq of the first event not yet loaded
-	end     int64 // seq to stop at
-	buf     []codec.Event
-	i       int
-	err     error // sticky
-	closed  bool
-}
-
-// Next returns the next event, io.EOF after the last, or an error naming
-// the session and seq. Errors are sticky.
-func (it *iterator) Next() (codec.Event, error) {
-	if it.closed {
-		return codec.Event{}, errors.Mark(errors.Newf("pglog: scan of session %q: iterator is closed",
-			errors.Safe(it.session)), eventlog.ErrClosed)
-	}
-	if it.err != nil {
-		return codec.Event{}, it.err
-	}
-	if it.i == len(it.buf) {
-		if it.next >= it.end {
-			it.err = io.EOF
-			return codec.Event{}, io.EOF
-		}
-		if err := it.load(); err != nil {
-			it.err = err
-			return codec.Event{}, err
-		}
-	}
-	ev := it.buf[it.i]
-	it.buf[it.i] = codec.Event{}
-	it.i++
-	return ev, nil
-}
-
-// Close releases the iterator. It may be called more than once.
-func (it *iterator) Close() error {
-	it.closed = true
-	it.buf = nil
-	return nil
-}
-
-// load reads and decodes the next page.
-func (it *iterator) load() error {
-	var evs []codec.Event
-	want := it.next
-	err := it.s.page(it.ctx, it.session, it.next, it.end, func(seq int64, rec []byte) error {
+// events reads one page of the session's events from seq from (below
+// end): their payloads (frames checked) and their records as stored.
+func (s *Store) events(ctx context.Context, session string, from, end int64) (payloads, recs [][]byte, err error) {
+	want := from
+	err = s.page(ctx, session, from, end, func(seq int64, rec []byte) error {
 		if seq != want {
-			return corruptf("session %q seq %d: record is missing (the next stored is seq %d)",
-				errors.Safe(it.session), errors.Safe(want), errors.Safe(seq))
+			return engine.Corruptf("pglog: session %q seq %d: record is missing (the next stored is seq %d)",
+				errors.Safe(session), errors.Safe(want), errors.Safe(seq))
 		}
-		ev, err := eventlog.DecodeStoredEvent(it.session, seq, rec)
+		p, err := codec.Unframe(rec, codec.MaxRecord)
 		if err != nil {
-			return err
+			return errors.Wrapf(err, "pglog: session %q seq %d", errors.Safe(session), errors.Safe(seq))
 		}
-		evs = append(evs, ev)
+		payloads, recs = append(payloads, p), append(recs, rec)
 		want++
 		return nil
 	})
-	if err == nil && len(evs) == 0 {
-		err = corruptf("session %q: records of seqs %d..%d are missing",
-			errors.Safe(it.session), errors.Safe(it.next), errors.Safe(it.end-1))
-	}
 	if err != nil {
-		return errors.Wrapf(err, "pglog: scan of session %q at seq %d", errors.Safe(it.session), errors.Safe(want))
+		return nil, nil, errors.Wrapf(err, "pglog: read session %q at seq %d", errors.Safe(session), errors.Safe(want))
 	}
-	it.buf, it.i = evs, 0
-	it.next += int64(len(evs))
-	return nil
+	return payloads, recs, nil
 }
 
 // page reads one page of the session's records with from <= seq < end
 // (end < 0: no bound), in seq order, and calls fn with each (a copy it may
 // keep). It stops after pageRecords rows or once pageBytes are read.
 func (s *Store) page(ctx context.Context, session string, from, end int64, fn func(seq int64, rec []byte) error) error {
-	if err := s.begin(); err != nil {
-		return err
-	}
-	defer s.ops.Done()
 	if end < 0 {
 		end = math.MaxInt64
 	}
@@ -338,7 +215,7 @@ func (s *Store) page(ctx context.Context, session string, from, end int64, fn fu
 				return err
 			}
 			if len(r.rec) > codec.MaxRecord {
-				return corruptf("session %q seq %d: record of %d bytes exceeds the %d byte cap",
+				return engine.Corruptf("session %q seq %d: record of %d bytes exceeds the %d byte cap",
 					errors.Safe(session), errors.Safe(r.seq), errors.Safe(len(r.rec)), errors.Safe(codec.MaxRecord))
 			}
 			size += len(r.rec)
@@ -379,8 +256,13 @@ func (s *Store) read(ctx context.Context, fn func() error) error {
 // verify's job. rec may be kept. An error from fn stops the walk and is
 // returned as is. The walk reads in pages, one query each.
 func (s *Store) Records(ctx context.Context, session string, from int64, fn func(seq int64, rec []byte) error) error {
+	done, err := s.begin()
+	if err != nil {
+		return err
+	}
+	defer done()
 	if from < 0 {
-		return invalidf("pglog: records of session %q from seq %d", errors.Safe(session), errors.Safe(from))
+		return engine.Invalidf("pglog: records of session %q from seq %d", errors.Safe(session), errors.Safe(from))
 	}
 	if _, err := s.HeaderRecord(ctx, session); err != nil {
 		return err

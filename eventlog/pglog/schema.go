@@ -6,10 +6,12 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sessionlog/sessionlog/eventlog/internal/engine"
 )
 
 // FormatVersion is the schema version this code reads and writes,
-// recorded in sessionlog_meta under "format" (SPEC §8.4). A store with a
+// recorded in sessionlog_meta under "format" (docs/format.md#format-versions). A store with a
 // newer version is refused with ErrUnsupported, an older one is upgraded
 // by a read-write Open, never misread.
 //
@@ -71,7 +73,7 @@ func format(ctx context.Context, q querier) (v int64, found bool, err error) {
 	case sqlState(err) == stateUndefinedTbl:
 		return 0, false, nil
 	case errors.Is(err, pgx.ErrNoRows):
-		return 0, true, corruptf("sessionlog_meta has no format row")
+		return 0, true, engine.Corruptf("sessionlog_meta has no format row")
 	}
 	return 0, false, err
 }
@@ -85,10 +87,10 @@ type querier interface {
 func checkFormat(v int64) error {
 	switch {
 	case v > FormatVersion:
-		return errors.WithHint(unsupportedf("store format %d is newer than this program's %d",
+		return errors.WithHint(engine.Unsupportedf("store format %d is newer than this program's %d",
 			errors.Safe(v), errors.Safe(FormatVersion)), "use a newer logtool")
 	case v < 1:
-		return corruptf("store format %d is unknown", errors.Safe(v))
+		return engine.Corruptf("store format %d is unknown", errors.Safe(v))
 	}
 	return nil
 }
@@ -102,7 +104,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	}
 	if s.readOnly {
 		if !found {
-			return errors.WithHint(notFoundf("no store here"),
+			return errors.WithHint(engine.NotFoundf("no store here"),
 				"a read-only open never creates a store: check the URL, or import a session first")
 		}
 		return checkFormat(v)
@@ -143,7 +145,7 @@ func (s *Store) migrate(ctx context.Context, found bool) error {
 			// FOR UPDATE: concurrent upgraders take turns.
 			err := tx.QueryRow(ctx, `SELECT value FROM sessionlog_meta WHERE name = 'format' FOR UPDATE`).Scan(&v)
 			if errors.Is(err, pgx.ErrNoRows) {
-				return corruptf("sessionlog_meta has no format row")
+				return engine.Corruptf("sessionlog_meta has no format row")
 			}
 			if err != nil {
 				return err

@@ -5,62 +5,80 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cockroachdb/errors"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sessionlog/sessionlog/eventlog"
-	"github.com/sessionlog/sessionlog/internal/sessioncache"
+	"github.com/sessionlog/sessionlog/eventlog/internal/engine"
 )
 
-// Store is the PostgreSQL Store (SPEC §8.6): sessions in three tables of
+// Store is the PostgreSQL Store (docs/rules.md#distribution): sessions in three tables of
 // one database, shared by any number of processes on any number of
 // machines. It is safe for concurrent use. Open it with Open and release
 // it with Close.
 //
-// Goroutines: a read-write Store runs one committer goroutine (group
-// commit, see commit.go), started by Open and ended by Close once every
-// in-flight write has been answered; pgxpool runs its own health checker.
-// No method leaves a goroutine behind.
+// Its Store methods (Create, Append, Head, Sessions, SessionPage, Scan,
+// Fork, Import, Close) and CommitStats are the shared engine's, which
+// Store embeds (see eventlog's package doc); the SQL is its own.
+//
+// Goroutines: a read-write Store runs the engine's committer goroutine
+// (group commit, see commit.go), started by Open and ended by Close once
+// every in-flight write has been answered; pgxpool runs its own health
+// checker. No method leaves a goroutine behind.
 type Store struct {
+	*core
 	pool     *pgxpool.Pool
-	target   string // the URL without its password, for messages
-	opts     eventlog.Options
+	target   string           // the URL without its password, for messages
+	opts     eventlog.Options // defaults applied
 	readOnly bool
 	// lockTimeout and statementTimeout are the bounds in force, as
 	// messages print them.
 	lockTimeout, statementTimeout string
-
-	mu     sync.RWMutex // guards closed
-	closed bool
-	ops    sync.WaitGroup
-	once   sync.Once
-
-	queue         chan *commitReq
-	committerDone chan struct{}
-
-	locks   sessioncache.Locks
-	cache   *sessioncache.Cache[*state]
-	staging sessioncache.Claims // ids an Import or Fork of this process is staging
-
-	commits, committed atomic.Int64 // see CommitStats
-	obs                *observer
+	obs                           *observer
 }
+
+// core is the engine a Store embeds, whose exported methods are the
+// Store's: an alias, so that the embedded field is unexported.
+type core = engine.Engine
 
 var _ eventlog.Store = (*Store)(nil)
 
+// Options are the PostgreSQL store's own options, beside the
+// eventlog.Options every store takes. The zero value (or nil) means the
+// defaults.
+//
+// StatementTimeout and LockTimeout bound every statement and transaction,
+// set on each connection as the server's parameters of the same names. A
+// zero (or negative) one means the URL's parameter when the URL has one
+// (?lock_timeout=2s), else the default. A statement past either bound is
+// cancelled by the server, and the call fails with ErrLocked naming the
+// operation that waited; nothing of it is written.
+type Options struct {
+	// ConnectTimeout bounds the connection attempt;
+	// DefaultConnectTimeout when 0.
+	ConnectTimeout time.Duration
+	// StatementTimeout is statement_timeout: the longest one statement
+	// runs, waits for locks included (DefaultStatementTimeout). It also
+	// bounds how long a transaction may sit idle
+	// (idle_in_transaction_session_timeout), so that no transaction of
+	// the store holds its locks for longer.
+	StatementTimeout time.Duration
+	// LockTimeout is lock_timeout: the longest a statement waits for a
+	// lock another session holds (DefaultLockTimeout), such as a table
+	// lock taken by hand or a row another writer has not committed yet.
+	LockTimeout time.Duration
+}
+
 // DefaultConnectTimeout bounds the connection attempt when
-// Options.LockTimeout is 0.
+// Options.ConnectTimeout is 0.
 const DefaultConnectTimeout = 10 * time.Second
 
-// The bounds of every statement when neither Options.Postgres nor the URL
-// sets them (see eventlog.PostgresOptions): a lock held elsewhere makes a
-// call fail after DefaultLockTimeout, never hang, and no statement runs
-// longer than DefaultStatementTimeout (a group commit of 32 MiB or an
-// import batch on a slow link included).
+// The bounds of every statement when neither Options nor the URL sets
+// them: a lock held elsewhere makes a call fail after DefaultLockTimeout,
+// never hang, and no statement runs longer than DefaultStatementTimeout
+// (a group commit of 32 MiB or an import batch on a slow link included).
 const (
 	DefaultStatementTimeout = time.Minute
 	DefaultLockTimeout      = 5 * time.Second
@@ -77,30 +95,32 @@ func IsURL(target string) bool {
 // its schema. A read-write Open creates or upgrades the schema and removes
 // what crashed imports left; a read-only Open runs every transaction
 // read-only and creates nothing: a database without a store is
-// ErrNotFound. opts.LockTimeout bounds the connection attempt
-// (DefaultConnectTimeout when 0); opts.Postgres bounds every statement
-// and transaction after it (lock_timeout, statement_timeout). A newer
-// schema is ErrUnsupported. As with eventlog.Open, a writable store needs
-// opts.NewValidator or opts.Unvalidated.
-func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, error) {
+// ErrNotFound. popts bound the connection attempt and every statement
+// and transaction after it (see Options; either options may be nil). A
+// newer schema is ErrUnsupported. As with boltlog.Open, a writable store
+// needs opts.NewValidator or opts.Unvalidated.
+func Open(ctx context.Context, url string, opts *eventlog.Options, popts *Options) (*Store, error) {
 	var o eventlog.Options
 	if opts != nil {
 		o = *opts
 	}
-	connect := o.LockTimeout
+	var po Options
+	if popts != nil {
+		po = *popts
+	}
+	connect := po.ConnectTimeout
 	if connect <= 0 {
 		connect = DefaultConnectTimeout
 	}
-	o = o.WithDefaults()
-	if err := o.CheckWritable(); err != nil {
-		return nil, errors.WithHint(err,
-			"set Options.NewValidator (sessionlog.Open wires the default, rebuild.NewValidator) or Options.Unvalidated")
+	o = engine.WithDefaults(o)
+	if err := engine.CheckWritable(&o); err != nil {
+		return nil, err
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's message may quote the URL, password included: say only
 		// that it does not parse.
-		return nil, errors.WithHint(invalidf("pglog: the database URL does not parse"),
+		return nil, errors.WithHint(engine.Invalidf("pglog: the database URL does not parse"),
 			"the form is postgres://USER@HOST:PORT/DATABASE[?search_path=SCHEMA]")
 	}
 	target := redact(cfg)
@@ -111,15 +131,15 @@ func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, erro
 		// by mistake.
 		rp["default_transaction_read_only"] = "on"
 	} else {
-		// Acknowledged means durable (SPEC §8.6), whatever the server's
+		// Acknowledged means durable (docs/rules.md#distribution), whatever the server's
 		// default; NoSync is for tests and benchmarks.
 		rp["synchronous_commit"] = "on"
 		if o.NoSync {
 			rp["synchronous_commit"] = "off"
 		}
 	}
-	lockTimeout := bound(rp, "lock_timeout", o.Postgres.LockTimeout, DefaultLockTimeout)
-	statementTimeout := bound(rp, "statement_timeout", o.Postgres.StatementTimeout, DefaultStatementTimeout)
+	lockTimeout := bound(rp, "lock_timeout", po.LockTimeout, DefaultLockTimeout)
+	statementTimeout := bound(rp, "statement_timeout", po.StatementTimeout, DefaultStatementTimeout)
 	if _, ok := rp["idle_in_transaction_session_timeout"]; !ok {
 		rp["idle_in_transaction_session_timeout"] = rp["statement_timeout"]
 	}
@@ -131,9 +151,7 @@ func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, erro
 		return nil, errors.Wrapf(err, "pglog: connect to %s", errors.Safe(target))
 	}
 	s := &Store{pool: pool, target: target, opts: o, readOnly: o.ReadOnly,
-		lockTimeout: lockTimeout, statementTimeout: statementTimeout,
-		cache: sessioncache.New[*state](o.ValidatorCache), obs: newObserver(o.Logger, o.Metrics)}
-	s.cache.Observe(s.obs.kit)
+		lockTimeout: lockTimeout, statementTimeout: statementTimeout, obs: newObserver(o.Logger, o.Metrics)}
 	pctx, cancel := context.WithTimeout(ctx, connect+time.Minute)
 	defer cancel()
 	if err := s.pool.Ping(pctx); err != nil {
@@ -145,12 +163,10 @@ func Open(ctx context.Context, url string, opts *eventlog.Options) (*Store, erro
 		pool.Close()
 		return nil, errors.Wrapf(err, "pglog: open %s", errors.Safe(target))
 	}
-	if !s.readOnly {
-		s.queue = make(chan *commitReq, maxBatch)
-		s.committerDone = make(chan struct{})
-		go s.committer()
-	}
-	s.obs.log.Info("pglog: store opened", "target", target, "readOnly", o.ReadOnly, "validated", o.Replays())
+	s.core = engine.New(engine.Config{Name: target, Options: o, Metrics: s.obs.Metrics,
+		MaxBatchBytes: maxBatchBytes, SharedWriters: true}, backend{s})
+	s.obs.Log.Info("pglog: store opened", "target", target, "readOnly", o.ReadOnly,
+		"validated", o.NewValidator != nil && !o.Unvalidated)
 	return s, nil
 }
 
@@ -186,50 +202,6 @@ func redact(cfg *pgxpool.Config) string {
 // password.
 func (s *Store) Target() string { return s.target }
 
-// CommitStats reports the group commit's work since Open: the number of
-// write transactions the committer ran (retries included) and the number
-// of writes (Create and Append calls) they committed.
-func (s *Store) CommitStats() (transactions, writes int64) {
-	return s.commits.Load(), s.committed.Load()
-}
-
-// Close waits for the methods in flight, stops the committer and closes
-// the connections. It may be called more than once; later calls return
-// nil.
-func (s *Store) Close() error {
-	s.once.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		s.mu.Unlock()
-		s.ops.Wait()
-		if s.queue != nil {
-			close(s.queue)
-			<-s.committerDone
-		}
-		s.pool.Close()
-	})
-	return nil
-}
-
-// begin registers a method in flight; the caller must call s.ops.Done.
-func (s *Store) begin() error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed {
-		return errors.Mark(errors.NewWithDepthf(1, "pglog: store %s is closed", errors.Safe(s.target)), eventlog.ErrClosed)
-	}
-	s.ops.Add(1)
-	return nil
-}
-
-// beginWrite is begin for the write methods.
-func (s *Store) beginWrite() error {
-	if err := s.begin(); err != nil {
-		return err
-	}
-	if s.readOnly {
-		s.ops.Done()
-		return errors.Mark(errors.NewWithDepthf(1, "pglog: store %s is open read-only", errors.Safe(s.target)), eventlog.ErrReadOnly)
-	}
-	return nil
-}
+// begin registers a method of the Store's own in flight (engine.Begin):
+// ErrClosed after Close. The caller defers done.
+func (s *Store) begin() (done func(), err error) { return engine.Begin(s.core) }

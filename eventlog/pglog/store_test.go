@@ -29,7 +29,7 @@ func note(t testing.TB, seq int64) codec.Event {
 
 func openAt(t *testing.T, u string, o eventlog.Options) *pglog.Store {
 	t.Helper()
-	s, err := pglog.Open(context.Background(), u, &o)
+	s, err := pglog.Open(context.Background(), u, &o, nil)
 	if err != nil {
 		t.Fatalf("Open = %v", err)
 	}
@@ -254,10 +254,10 @@ func (g *gate) Next() (codec.Event, error) {
 func TestReadOnlyAndFormat(t *testing.T) {
 	u, _ := pgtest.Schema(t)
 	ctx := context.Background()
-	if _, err := pglog.Open(ctx, u, &eventlog.Options{ReadOnly: true}); !errors.Is(err, eventlog.ErrNotFound) {
+	if _, err := pglog.Open(ctx, u, &eventlog.Options{ReadOnly: true}, nil); !errors.Is(err, eventlog.ErrNotFound) {
 		t.Fatalf("read-only Open of an empty schema = %v, want ErrNotFound", err)
 	}
-	if _, err := pglog.Open(ctx, u, nil); !errors.Is(err, eventlog.ErrNoValidation) {
+	if _, err := pglog.Open(ctx, u, nil, nil); !errors.Is(err, eventlog.ErrNoValidation) {
 		t.Fatalf("writable Open without a validator = %v, want ErrNoValidation", err)
 	}
 	w := openAt(t, u, unvalidated)
@@ -287,7 +287,7 @@ func TestReadOnlyAndFormat(t *testing.T) {
 	}
 	pgtest.Exec(t, u, fmt.Sprintf(`UPDATE sessionlog_meta SET value = %d WHERE name = 'format'`, pglog.FormatVersion+1))
 	for _, o := range []eventlog.Options{{ReadOnly: true}, unvalidated} {
-		if _, err := pglog.Open(ctx, u, &o); !errors.Is(err, eventlog.ErrUnsupported) {
+		if _, err := pglog.Open(ctx, u, &o, nil); !errors.Is(err, eventlog.ErrUnsupported) {
 			t.Fatalf("Open of a newer schema = %v, want ErrUnsupported", err)
 		}
 	}

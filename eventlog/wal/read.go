@@ -10,6 +10,8 @@ import (
 	"sort"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 var (
@@ -30,7 +32,7 @@ var (
 
 // corruptf returns an error marked ErrCorrupt, created one frame up.
 func corruptf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), ErrCorrupt)
 }
 
 // Report says what a read found.

@@ -8,6 +8,9 @@ import (
 	"syscall"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/atomicfile"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Options configure a WAL opened for writing.
@@ -118,7 +121,7 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 	case w.closed:
 		return 0, errors.Wrapf(ErrClosed, "wal: append to %s", errors.Safe(w.dir))
 	case w.broken != nil:
-		return 0, errors.Mark(errors.Wrapf(w.broken, "wal: %s refuses appends after a failed write", errors.Safe(w.dir)), ErrBroken)
+		return 0, errclass.Mark(errors.Wrapf(w.broken, "wal: %s refuses appends after a failed write", errors.Safe(w.dir)), ErrBroken)
 	case len(payload) > MaxPayload:
 		return 0, errors.Wrapf(ErrTooLarge, "wal: payload of %d bytes, at most %d", errors.Safe(len(payload)), errors.Safe(MaxPayload))
 	}
@@ -126,12 +129,12 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 	if w.f == nil || (w.pos > headerSize && w.pos+n > w.opts.SegmentSize) {
 		if err := w.cut(); err != nil {
 			w.broken = err
-			return 0, errors.Mark(err, ErrBroken)
+			return 0, errclass.Mark(err, ErrBroken)
 		}
 	}
 	if err := w.prefill(w.pos + n); err != nil {
 		w.broken = err
-		return 0, errors.Mark(err, ErrBroken)
+		return 0, errclass.Mark(err, ErrBroken)
 	}
 	lsn := w.next
 	var crc uint32
@@ -142,7 +145,7 @@ func (w *WAL) Append(payload []byte) (uint64, error) {
 	}
 	if err != nil {
 		w.broken = errors.Wrapf(err, "wal: write lsn %d at %s@%d", errors.Safe(lsn), errors.Safe(filepath.Base(w.f.Name())), errors.Safe(w.pos))
-		return 0, errors.Mark(w.broken, ErrBroken)
+		return 0, errclass.Mark(w.broken, ErrBroken)
 	}
 	if cap(w.buf) > 1<<20 {
 		w.buf = nil // do not pin a large record's buffer
@@ -376,17 +379,9 @@ func mkdir(dir string, noSync bool) error {
 	return syncDir(filepath.Dir(dir))
 }
 
-// syncDir fsyncs the directory dir (as eventlog.SyncDir, which this
-// package cannot import): a filesystem that cannot sync directories is
-// taken as having nothing to sync.
+// syncDir fsyncs the directory dir (atomicfile.SyncDir, the one
+// definition): a filesystem that cannot sync directories is taken as
+// having nothing to sync.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return errors.Wrapf(err, "wal: sync directory %s", errors.Safe(dir))
-	}
-	err = d.Sync()
-	if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) {
-		err = nil
-	}
-	return errors.Wrapf(errors.CombineErrors(err, d.Close()), "wal: sync directory %s", errors.Safe(dir))
+	return errors.Wrap(atomicfile.SyncDir(dir), "wal")
 }

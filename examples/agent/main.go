@@ -21,6 +21,7 @@ import (
 	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/header"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 	"github.com/sessionlog/sessionlog/loop"
 	"github.com/sessionlog/sessionlog/provider"
 	"github.com/sessionlog/sessionlog/wire"
@@ -67,10 +68,10 @@ func parse(args []string, stdin io.Reader, stderr io.Writer) (config, error) {
 			fmt.Fprintln(stderr, usage)
 			fl.PrintDefaults()
 		}
-		return c, errors.Mark(err, errUsage)
+		return c, errclass.Mark(err, errUsage)
 	}
 	if c.provider == "" || c.baseURL == "" || c.model == "" {
-		return c, errors.Mark(errors.New("--provider, --base-url and --model are required"), errUsage)
+		return c, errclass.Mark(errors.New("--provider, --base-url and --model are required"), errUsage)
 	}
 	if c.keyEnv == "" {
 		c.keyEnv = defaultKeyEnv[c.provider]
@@ -84,7 +85,7 @@ func parse(args []string, stdin io.Reader, stderr io.Writer) (config, error) {
 		c.prompt = strings.TrimSpace(string(b))
 	}
 	if c.prompt == "" {
-		return c, errors.Mark(errors.New("no prompt (give it as arguments or on standard input)"), errUsage)
+		return c, errclass.Mark(errors.New("no prompt (give it as arguments or on standard input)"), errUsage)
 	}
 	return c, nil
 }
@@ -134,7 +135,7 @@ func agent(ctx context.Context, c config, stdout, stderr io.Writer, getenv func(
 	if err != nil {
 		return err
 	}
-	store, err := sessionlog.Open(c.db, &eventlog.Options{Logger: log})
+	store, err := sessionlog.Open(ctx, c.db, &eventlog.Options{Logger: log}, nil)
 	if err != nil {
 		return err
 	}

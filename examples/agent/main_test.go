@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sessionlog/sessionlog/eventlog"
+	"github.com/sessionlog/sessionlog/eventlog/boltlog"
 	"github.com/sessionlog/sessionlog/verify"
 	"github.com/sessionlog/sessionlog/wire"
 )
@@ -115,7 +116,7 @@ func TestSmoke(t *testing.T) {
 	}
 
 	// The log explains every request: verify it, strictly.
-	l, err := eventlog.Open(db, &eventlog.Options{ReadOnly: true})
+	l, err := boltlog.Open(db, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/cockroachdb/errors"
-	"github.com/sessionlog/sessionlog/eventlog"
 )
 
 // ContentPerm is the permission of a new file that holds session content
@@ -66,7 +65,7 @@ func Write(path, op string, perm fs.FileMode, write func(io.Writer) error) (err 
 	}
 	// The rename is durable only once the directory is synced: a failure
 	// here is a failure of the write.
-	return wrap(eventlog.SyncDir(dir))
+	return wrap(SyncDir(dir))
 }
 
 // createTemp creates a new file next to base in dir, with perm less the

@@ -11,6 +11,8 @@ import (
 	"github.com/cockroachdb/errors"
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // Mode is how a cut treats the unsynced writes.
@@ -136,7 +138,7 @@ func (p *FS) Stats() Stats {
 // fail records the first recording failure.
 func (p *FS) fail(err error) syscall.Errno {
 	if p.err == nil {
-		p.err = errors.Mark(err, ErrRecording)
+		p.err = errclass.Mark(err, ErrRecording)
 	}
 	return syscall.EIO
 }

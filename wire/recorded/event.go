@@ -8,6 +8,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 	"github.com/sessionlog/sessionlog/codec"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // The event types of the recorded bytes (docs/gateway.md#what-is-recorded). Rebuild ignores
@@ -211,7 +213,7 @@ func (p *Response) AppendData(o *codec.Object) {
 
 // invalidf returns an error marked codec.ErrInvalid.
 func invalidf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrInvalid)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrInvalid)
 }
 
 // maxDepth bounds the nesting skipped in unknown members.
@@ -243,7 +245,7 @@ func members(raw []byte, seq int64, fn func(k string, r *codec.Reader) error) er
 func object(r *codec.Reader, seq int64, what string, fn func(k string, r *codec.Reader) error) error {
 	t, err := r.Next()
 	if err != nil {
-		return errors.Mark(errors.Wrapf(err, "recorded: seq %d: %s", errors.Safe(seq), errors.Safe(what)), codec.ErrCorrupt)
+		return errclass.Mark(errors.Wrapf(err, "recorded: seq %d: %s", errors.Safe(seq), errors.Safe(what)), codec.ErrCorrupt)
 	}
 	if t.Kind != codec.KindObject {
 		return invalidf("recorded: seq %d: %s is a %s, not an object", errors.Safe(seq), errors.Safe(what), errors.Safe(t.Kind.String()))
@@ -251,7 +253,7 @@ func object(r *codec.Reader, seq int64, what string, fn func(k string, r *codec.
 	for i := 0; i < t.N; i++ {
 		k, ok, err := r.Key()
 		if err != nil || !ok {
-			return errors.Mark(errors.Newf("recorded: seq %d: %s: bad key", errors.Safe(seq), errors.Safe(what)), codec.ErrCorrupt)
+			return errclass.Mark(errors.Newf("recorded: seq %d: %s: bad key", errors.Safe(seq), errors.Safe(what)), codec.ErrCorrupt)
 		}
 		if err := fn(string(k), r); err != nil {
 			return err
@@ -264,7 +266,7 @@ func object(r *codec.Reader, seq int64, what string, fn func(k string, r *codec.
 func token(r *codec.Reader, seq int64, key string, want codec.Kind) (codec.Token, error) {
 	t, err := r.Next()
 	if err != nil {
-		return t, errors.Mark(errors.Wrapf(err, "recorded: seq %d: %s", errors.Safe(seq), errors.Safe(key)), codec.ErrCorrupt)
+		return t, errclass.Mark(errors.Wrapf(err, "recorded: seq %d: %s", errors.Safe(seq), errors.Safe(key)), codec.ErrCorrupt)
 	}
 	if t.Kind != want {
 		return t, invalidf("recorded: seq %d: %s is a %s, want a %s", errors.Safe(seq), errors.Safe(key),
@@ -484,7 +486,7 @@ func DecodeResponse(ev *codec.Event) (Response, error) {
 			h |= 8
 			v, verr := r.Value(maxDepth)
 			if verr != nil {
-				return errors.Mark(errors.Wrapf(verr, "recorded: seq %d: chunks", errors.Safe(ev.Seq)), codec.ErrCorrupt)
+				return errclass.Mark(errors.Wrapf(verr, "recorded: seq %d: chunks", errors.Safe(ev.Seq)), codec.ErrCorrupt)
 			}
 			if len(v) == 1 && v[0] == 0xc0 { // null: no body came
 				return nil
