@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/sessionlog/sessionlog"
 	"github.com/sessionlog/sessionlog/codec"
 	"github.com/sessionlog/sessionlog/eventlog"
 	"github.com/sessionlog/sessionlog/rebuild"
@@ -52,27 +55,27 @@ func (c *fleetChecker) acked(a fleetAck) { c.unchecked = append(c.unchecked, a) 
 // session, then every acknowledgement read since (each at a batch of the
 // session, the same events byte for byte; its commit came before its
 // line, so before the head this check read).
-func (c *fleetChecker) check(t *testing.T, ctx context.Context, st store, ids []string) {
-	t.Helper()
+func (c *fleetChecker) check(ctx context.Context, st store, ids []string) error {
 	for _, id := range ids {
 		if err := c.advance(ctx, st, id); err != nil {
-			t.Fatalf("session %s: %+v", id, err)
+			return errors.Wrapf(err, "session %s", id)
 		}
 	}
 	for _, a := range c.unchecked {
 		seen := c.sessions[a.session]
 		if seen == nil {
-			t.Fatalf("an append to %s was acknowledged, a session the check does not know", a.session)
+			return errors.Newf("an append to %s was acknowledged, a session the check does not know", a.session)
 		}
 		b, ok := seen.batches[a.first]
 		switch {
 		case !ok && a.first+int64(a.n) > seen.next:
-			t.Fatalf("session %s: the batch acknowledged at seq %d (%d events) is missing: the session has %d", a.session, a.first, a.n, seen.next)
+			return errors.Newf("session %s: the batch acknowledged at seq %d (%d events) is missing: the session has %d", a.session, a.first, a.n, seen.next)
 		case !ok || b.n != a.n || b.hash != a.hash:
-			t.Fatalf("session %s: the batch acknowledged at seq %d differs from what is stored", a.session, a.first)
+			return errors.Newf("session %s: the batch acknowledged at seq %d differs from what is stored", a.session, a.first)
 		}
 	}
 	c.unchecked = c.unchecked[:0]
+	return nil
 }
 
 // errEnough stops a read of records at the head the check read.
@@ -157,4 +160,109 @@ func (c *fleetChecker) advance(ctx context.Context, st store, id string) error {
 	seen.next, seen.chain = next, chain
 	seen.turns += int64(len(batches))
 	return nil
+}
+
+// TestFleetCheckerFires: the incremental check passes a session checked
+// in several steps, and fails on each thing it is there to catch: an
+// acknowledged batch stored with other bytes, one missing, one that is
+// not a batch of the session, and events that are not whole turns.
+func TestFleetCheckerFires(t *testing.T) {
+	hash := func(evs []codec.Event) string {
+		h := sha256.New()
+		for _, ev := range evs {
+			h.Write(ev.Raw)
+		}
+		return fmt.Sprintf("%x", h.Sum(nil))
+	}
+	// notTurns is a turn whose message is not one turnBatch writes.
+	notTurns := func(t *testing.T, first, turn int64) []codec.Event {
+		var evs []codec.Event
+		for i, l := range []string{
+			fmt.Sprintf(`{"type":"turn/start","seq":%d,"time":1,"data":{"turn":%d}}`, first, turn),
+			fmt.Sprintf(`{"type":"user/message","seq":%d,"time":2,"data":{"content":[{"type":"text","text":"hello"}],"source":{"kind":"user"}},"surfaceOp":"append"}`, first+1),
+			fmt.Sprintf(`{"type":"turn/end","seq":%d,"time":3,"data":{"turn":%d,"reason":{"kind":"completed"}}}`, first+2, turn),
+		} {
+			ev, err := codec.ParseEvent([]byte(l), codec.Limits{})
+			if err != nil {
+				t.Fatalf("event %d: %v", i, err)
+			}
+			evs = append(evs, ev)
+		}
+		return evs
+	}
+	for _, tc := range []struct {
+		name string
+		// last appends the last turn (at seq next, turn number turn) and
+		// returns the acknowledgement to check, if any.
+		last func(t *testing.T, st store, next, turn int64) *fleetAck
+		want string // in the error; "" for none
+	}{
+		{"clean", func(t *testing.T, st store, next, turn int64) *fleetAck {
+			evs := turnBatch(t, "c", next, turn, 2)
+			appendTo(t, st, evs)
+			return &fleetAck{session: "s", first: next, n: len(evs), hash: hash(evs)}
+		}, ""},
+		{"other bytes", func(t *testing.T, st store, next, turn int64) *fleetAck {
+			evs := turnBatch(t, "c", next, turn, 2)
+			appendTo(t, st, evs)
+			return &fleetAck{session: "s", first: next, n: len(evs), hash: hash(turnBatch(t, "d", next, turn, 2))}
+		}, "differs"},
+		{"missing", func(t *testing.T, st store, next, turn int64) *fleetAck {
+			return &fleetAck{session: "s", first: next, n: 4, hash: hash(turnBatch(t, "c", next, turn, 2))}
+		}, "is missing"},
+		{"not a batch", func(t *testing.T, st store, next, turn int64) *fleetAck {
+			evs := turnBatch(t, "c", next, turn, 2)
+			appendTo(t, st, evs)
+			return &fleetAck{session: "s", first: next + 1, n: len(evs) - 1, hash: hash(evs[1:])}
+		}, "differs"},
+		{"not whole turns", func(t *testing.T, st store, next, turn int64) *fleetAck {
+			appendTo(t, st, notTurns(t, next, turn))
+			return nil
+		}, `text "hello"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := sessionlog.Open(filepath.Join(t.TempDir(), "s.db"), storeOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			st := s.(store)
+			if err := st.Create(ctx, codec.NewSessionHeader("s", 1.7e12, "/work", "", 0)); err != nil {
+				t.Fatal(err)
+			}
+			c := newFleetChecker()
+			// Two turns checked in two steps: the state carries over.
+			next := int64(0)
+			for turn := int64(1); turn <= 2; turn++ {
+				evs := turnBatch(t, fmt.Sprintf("t%d", turn), next, turn, int(turn))
+				appendTo(t, st, evs)
+				c.acked(fleetAck{session: "s", first: next, n: len(evs), hash: hash(evs)})
+				if err := c.check(ctx, st, []string{"s"}); err != nil {
+					t.Fatalf("turn %d: %+v", turn, err)
+				}
+				next += int64(len(evs))
+			}
+			if a := tc.last(t, st, next, 3); a != nil {
+				c.acked(*a)
+			}
+			err = c.check(ctx, st, []string{"s"})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("check: %+v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("check = %v, want an error saying %q", err, tc.want)
+			}
+			if tc.want == "" && c.sessions["s"].turns != 3 {
+				t.Fatalf("the checker counted %d turns, want 3", c.sessions["s"].turns)
+			}
+		})
+	}
+}
+
+func appendTo(t *testing.T, st store, evs []codec.Event) {
+	t.Helper()
+	if err := st.Append(context.Background(), "s", evs); err != nil {
+		t.Fatalf("append: %+v", err)
+	}
 }

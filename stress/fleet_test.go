@@ -148,7 +148,9 @@ func TestFleetPostgres(t *testing.T) {
 			t.Fatalf("kill %d: writer %d ended by itself: %v\n%s", k, slot, writers[slot].state, writers[slot].stderr.String())
 		}
 		began := time.Now()
-		checker.check(t, ctx, st, ids)
+		if err := checker.check(ctx, st, ids); err != nil {
+			t.Fatalf("kill %d: %+v", k, err)
+		}
 		fleetReopen(t, ctx, st, checker, fmt.Sprintf("own-%d", slot))
 		checking += time.Since(began)
 		writers[slot] = start(slot)
@@ -158,7 +160,9 @@ func TestFleetPostgres(t *testing.T) {
 			read(line)
 		}
 	}
-	checker.check(t, ctx, st, ids)
+	if err := checker.check(ctx, st, ids); err != nil {
+		t.Fatalf("after the last kill: %+v", err)
+	}
 	began := time.Now()
 	fleetFullCheck(t, ctx, st, ids, acked)
 	full := time.Since(began)
