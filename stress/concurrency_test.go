@@ -379,15 +379,19 @@ type batch struct {
 // splitBatches splits a session's events into the turns turnBatch builds,
 // numbered from 1, and fails on anything else: a batch cut short, two
 // batches interleaved, a message out of place.
-func splitBatches(evs []codec.Event) ([]batch, error) {
+func splitBatches(evs []codec.Event) ([]batch, error) { return splitBatchesFrom(evs, 1) }
+
+// splitBatchesFrom is splitBatches for events of a session that start at
+// a turn's start, the first of them turn number turn.
+func splitBatchesFrom(evs []codec.Event, turn int64) ([]batch, error) {
 	var out []batch
 	for i := 0; i < len(evs); {
 		ts, ok := evs[i].Data.(*codec.TurnStart)
 		if !ok {
 			return nil, errors.Newf("seq %d: %s where a batch should start", evs[i].Seq, evs[i].Type)
 		}
-		if ts.Turn != int64(len(out))+1 {
-			return nil, errors.Newf("seq %d: turn %d, want %d", evs[i].Seq, ts.Turn, len(out)+1)
+		if ts.Turn != int64(len(out))+turn {
+			return nil, errors.Newf("seq %d: turn %d, want %d", evs[i].Seq, ts.Turn, int64(len(out))+turn)
 		}
 		b := batch{first: evs[i].Seq}
 		msgs := -1
