@@ -70,7 +70,7 @@ var packages = []row{
 	{pkg: "header", floor: 2},
 	{pkg: "keys", floor: 4}, // reads key files and variables for the stores: the files and randomness floors 1–3 never touch
 	{pkg: "internal/agenttest", floor: 0, on: []string{"internal/fakemodel"}, support: true},
-	{pkg: "internal/atomicfile", floor: 4}, // files written whole: the commands' output, the store's; syncs directories as the store does
+	{pkg: "internal/atomicfile", floor: 4},                                        // files written whole: the commands' output, the store's; syncs directories as the store does
 	{pkg: "internal/boltfmt", floor: 4, on: []string{"eventlog", "eventlog/wal"}}, // the one home of the bbolt format
 	{pkg: "internal/boltfmt/bolttest", floor: 4, on: []string{"internal/boltfmt"}, support: true},
 	{pkg: "internal/errclass", floor: 0}, // error classes both errors.Is implementations see

@@ -94,7 +94,7 @@ func TestFailoverPostgres(t *testing.T) {
 	for i := range failoverWriters {
 		ids = append(ids, fmt.Sprintf("own-%d", i))
 	}
-	st, err := sessionlog.Open(url, storeOptions())
+	st, err := sessionlog.Open(context.Background(), url, storeOptions(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestFailoverPostgres(t *testing.T) {
 
 	acks := readAcks(t, dir)
 	resumed = resumeTimes(acks, promoted)
-	check, err := sessionlog.Open(standby.URL(), &eventlog.Options{ReadOnly: true})
+	check, err := sessionlog.Open(context.Background(), standby.URL(), &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +268,7 @@ func TestFailoverPostgres(t *testing.T) {
 // primary takes writes, and verifies every session there.
 func standbyReads(t *testing.T, ctx context.Context, url string, ids []string) {
 	t.Helper()
-	s, err := sessionlog.Open(url, &eventlog.Options{ReadOnly: true})
+	s, err := sessionlog.Open(context.Background(), url, &eventlog.Options{ReadOnly: true}, nil)
 	if err != nil {
 		t.Fatalf("open the standby read-only: %+v", err)
 	}
@@ -393,7 +393,7 @@ func TestFailoverChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer side.Close()
-	s, err := sessionlog.Open(os.Getenv(envStore), storeOptions())
+	s, err := sessionlog.Open(context.Background(), os.Getenv(envStore), storeOptions(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

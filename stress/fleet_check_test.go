@@ -222,7 +222,7 @@ func TestFleetCheckerFires(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := sessionlog.Open(filepath.Join(t.TempDir(), "s.db"), storeOptions())
+			s, err := sessionlog.Open(ctx, filepath.Join(t.TempDir(), "s.db"), storeOptions(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
