@@ -171,7 +171,7 @@ func (r *Reader) validateRest(t Token, depth int) error {
 
 // sealedErr is the error of a plain reader given a sealed frame.
 func sealedErr() error {
-	return errors.Mark(errors.NewWithDepthf(1, "codec: record is sealed (format version %d): it opens only with its session's data key (OpenRecord, OpenPack)",
+	return errclass.Mark(errors.NewWithDepthf(1, "codec: record is sealed (format version %d): it opens only with its session's data key (OpenRecord, OpenPack)",
 		errors.Safe(RecordVersionSealed)), ErrUnsupported)
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/cockroachdb/errors"
 
+	"github.com/sessionlog/sessionlog/internal/errclass"
+
 	"github.com/sessionlog/sessionlog/codec"
 )
 
@@ -114,5 +116,5 @@ func keysf(format string, args ...interface{}) error {
 
 // corruptf returns an error marked codec.ErrCorrupt, created one frame up.
 func corruptf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrCorrupt)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrCorrupt)
 }

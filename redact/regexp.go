@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cockroachdb/errors"
+
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // regexpMatcher matches a regular expression: the whole match, or only
@@ -74,9 +76,9 @@ func Regexp(name, expr string) (Matcher, error) {
 	if err != nil {
 		var se *syntax.Error
 		if errors.As(err, &se) {
-			return nil, errors.Mark(errors.Newf("redact: pattern %s: %s", errors.Safe(name), errors.Safe(string(se.Code))), ErrPattern)
+			return nil, errclass.Mark(errors.Newf("redact: pattern %s: %s", errors.Safe(name), errors.Safe(string(se.Code))), ErrPattern)
 		}
-		return nil, errors.Mark(errors.Newf("redact: pattern %s does not compile", errors.Safe(name)), ErrPattern)
+		return nil, errclass.Mark(errors.Newf("redact: pattern %s does not compile", errors.Safe(name)), ErrPattern)
 	}
 	m := &regexpMatcher{name: name, re: re}
 	if i := re.SubexpIndex("secret"); i > 0 {

@@ -2,7 +2,9 @@ package redact
 
 import (
 	"github.com/cockroachdb/errors"
+
 	"github.com/sessionlog/sessionlog/codec"
+	"github.com/sessionlog/sessionlog/internal/errclass"
 )
 
 // structural reports whether the string value of key k names the schema
@@ -55,7 +57,7 @@ type stringSpans struct {
 }
 
 func corruptf(format string, args ...interface{}) error {
-	return errors.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrCorrupt)
+	return errclass.Mark(errors.NewWithDepthf(1, format, args...), codec.ErrCorrupt)
 }
 
 // value redacts the next value; a string under a structural key (skip)
@@ -196,7 +198,7 @@ func (r *Redactor) Event(payload []byte) ([]byte, int, error) {
 	out := w.result()
 	if w.n > 0 {
 		if _, err := codec.DecodeStoredEvent(out); err != nil {
-			return nil, 0, errors.Mark(errors.Wrap(err, "redact: the redacted event does not decode"), codec.ErrInvalid)
+			return nil, 0, errclass.Mark(errors.Wrap(err, "redact: the redacted event does not decode"), codec.ErrInvalid)
 		}
 	}
 	return out, w.n, nil

@@ -271,7 +271,7 @@ func redactor(ready bool, patterns []string, flag string) (*redact.Redactor, err
 	for i, p := range patterns {
 		m, err := redact.Regexp(fmt.Sprintf("%s %d", flag, i+1), p)
 		if err != nil {
-			return nil, errors.Mark(err, ErrUsage)
+			return nil, errclass.Mark(err, ErrUsage)
 		}
 		ms = append(ms, m)
 	}
