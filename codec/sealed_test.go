@@ -81,7 +81,10 @@ func TestSealRecordRoundTrip(t *testing.T) {
 			if f, err := codec.CheckFrame(rec, codec.MaxRecord); err != nil || f != (codec.Frame{Version: codec.RecordVersionSealed, Form: tt.form, Events: 1}) {
 				t.Errorf("CheckFrame = %+v, %v", f, err)
 			}
-			if bytes.Contains(rec, tt.payload[:min(len(tt.payload), 16)]) {
+			// Only a prefix of 8 bytes or more proves anything: a shorter one
+			// stands in random sealed bytes by chance (a 1-byte scalar in
+			// about one record of ten).
+			if len(tt.payload) >= 8 && bytes.Contains(rec, tt.payload[:min(len(tt.payload), 16)]) {
 				t.Errorf("the sealed record holds the payload's first bytes in the clear")
 			}
 			// Readers of plain records refuse it: they cannot know its key.
